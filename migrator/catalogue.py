@@ -1,0 +1,186 @@
+"""Load, validate and select the rule catalogue (`rules/<category>/NRNxxx-name.yaml`).
+
+A rule is data: what to match, the message, the fix per target, its docs and its examples.
+`load_catalogue()` validates every file against `rules/schema.json` and the checks a schema
+cannot express (file name = id + name, folder = category, id range = category).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterable
+
+import yaml
+
+from .findings import CATEGORIES, Severity
+from .resources import rules_dir
+
+__all__ = ["RuleSpec", "Catalogue", "RuleError", "load_catalogue", "load_targets", "TARGETS"]
+
+TARGETS = ("portable", "neuron", "xla", "inf1")
+
+
+class RuleError(ValueError):
+    """A rule file is broken; the message names the file and the field."""
+
+
+@dataclass(frozen=True)
+class RuleSpec:
+    """One validated rule. `raw` keeps the YAML mapping for docs and examples."""
+
+    id: str
+    name: str
+    category: str
+    summary: str
+    severities: dict[str, Severity | None]
+    matchers: tuple[dict[str, Any], ...]
+    message: str
+    messages: dict[str, str]
+    fix: dict[str, Any] | None
+    docs: dict[str, Any]
+    examples: dict[str, list[dict[str, Any]]]
+    path: Path
+    raw: dict[str, Any] = field(repr=False, compare=False, default_factory=dict)
+
+    def severity_for(self, target: str) -> Severity | None:
+        """Severity on `target`, or None when the rule is off there."""
+        return self.severities[target]
+
+    def message_for(self, target: str) -> str:
+        return self.messages.get(target, self.message)
+
+    def fix_for(self, target: str) -> dict[str, Any] | None:
+        """The fix entry for `target`, or None when the rule offers none there."""
+        if not self.fix or target not in self.fix["targets"]:
+            return None
+        return self.fix["targets"][target]
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    """The enabled rules, in id order."""
+
+    rules: tuple[RuleSpec, ...]
+
+    def by_id(self, rule_id: str) -> RuleSpec:
+        for rule in self.rules:
+            if rule.id == rule_id.upper():
+                return rule
+        raise KeyError(rule_id)
+
+    def for_target(self, target: str) -> "Catalogue":
+        """Rules that are on for `target`."""
+        return Catalogue(tuple(r for r in self.rules if r.severity_for(target) is not None))
+
+    def select(self, select: Iterable[str] = (), ignore: Iterable[str] = ()) -> "Catalogue":
+        """Keep rules whose id starts with a `select` prefix (all when empty), minus `ignore`."""
+        sel = [s.upper() for s in select]
+        ign = [s.upper() for s in ignore]
+        kept = [
+            r for r in self.rules
+            if (not sel or any(r.id.startswith(s) for s in sel)) and not any(r.id.startswith(i) for i in ign)
+        ]
+        return Catalogue(tuple(kept))
+
+
+@lru_cache(maxsize=1)
+def _schema() -> dict[str, Any]:
+    return json.loads((rules_dir() / "schema.json").read_text(encoding="utf-8"))
+
+
+def _validate(data: Any, path: Path) -> None:
+    import jsonschema  # imported here: only loading rules needs it
+
+    validator = jsonschema.Draft202012Validator(_schema())
+    errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
+    if errors:
+        # The deepest error is usually the most precise (oneOf/anyOf wrap their causes).
+        err = errors[0]
+        best = jsonschema.exceptions.best_match([err]) or err
+        where = "/".join(str(p) for p in best.absolute_path) or "(top level)"
+        raise RuleError(f"{path}: field '{where}': {best.message}")
+    stem = f"{data['id']}-{data['name']}"
+    if path.stem != stem:
+        raise RuleError(f"{path}: field 'id'/'name': file must be named {stem}.yaml")
+    expected = CATEGORIES[int(data["id"][3])]
+    if data["category"] != expected:
+        raise RuleError(f"{path}: field 'category': {data['id']} is in the '{expected}' range, not '{data['category']}'")
+    if path.parent.name != data["category"] and data["category"] != "custom":
+        raise RuleError(f"{path}: field 'category': rule '{data['category']}' must live in folder {data['category']}/")
+    for matcher in data["match"] if isinstance(data["match"], list) else [data["match"]]:
+        for key in ("pattern",):
+            if key in matcher:
+                try:
+                    re.compile(matcher[key])
+                except re.error as exc:
+                    raise RuleError(f"{path}: field 'match/{key}': bad regular expression: {exc}") from None
+    fixed = [ex for ex in data["examples"]["bad"] if "fixed" in ex]
+    if data.get("fix") and not fixed:
+        raise RuleError(f"{path}: field 'examples/bad': a rule with a fix needs one example with 'fixed'")
+    if not data.get("fix") and fixed:
+        raise RuleError(f"{path}: field 'examples/bad': 'fixed' given but the rule has no fix")
+
+
+def load_rule(path: Path) -> RuleSpec:
+    """Read and validate one rule file.
+
+    Raises:
+        RuleError: unreadable YAML or a field that breaks the schema (message names both).
+    """
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise RuleError(f"{path}: cannot read rule: {exc}") from None
+    if not isinstance(data, dict):
+        raise RuleError(f"{path}: field '(top level)': a rule must be a mapping")
+    _validate(data, path)
+    sev = data["severity"]
+    levels = {t: sev if isinstance(sev, str) else sev[t] for t in TARGETS}
+    severities = {t: None if v == "off" else Severity(v) for t, v in levels.items()}
+    matchers = data["match"] if isinstance(data["match"], list) else [data["match"]]
+    return RuleSpec(
+        id=data["id"],
+        name=data["name"],
+        category=data["category"],
+        summary=data["summary"],
+        severities=severities,
+        matchers=tuple(matchers),
+        message=data["message"],
+        messages=data.get("messages", {}),
+        fix=data.get("fix"),
+        docs=data["docs"],
+        examples=data["examples"],
+        path=path,
+        raw=data,
+    )
+
+
+def load_catalogue(extra_dirs: Iterable[Path] = ()) -> Catalogue:
+    """Load every rule under `rules/` (plus `extra_dirs`), validated, in id order.
+
+    Raises:
+        RuleError: a broken rule file, or two rules with one id.
+    """
+    return _load_cached(tuple(str(p) for p in extra_dirs))
+
+
+@lru_cache(maxsize=8)
+def _load_cached(extra: tuple[str, ...]) -> Catalogue:
+    rules: dict[str, RuleSpec] = {}
+    for root in (rules_dir(), *map(Path, extra)):
+        for path in sorted(root.rglob("NRN*.yaml")):
+            rule = load_rule(path)
+            if rule.id in rules:
+                raise RuleError(f"{path}: field 'id': {rule.id} is already used by {rules[rule.id].path}")
+            rules[rule.id] = rule
+    return Catalogue(tuple(sorted(rules.values(), key=lambda r: r.id)))
+
+
+@lru_cache(maxsize=1)
+def load_targets() -> dict[str, dict[str, Any]]:
+    """Per-target fix expressions from `rules/targets.yaml`."""
+    return yaml.safe_load((rules_dir() / "targets.yaml").read_text(encoding="utf-8"))

@@ -1,0 +1,5 @@
+"""Deployment configs for Trainium/Inferentia: spec -> plan -> render (jinja2) -> check -> write."""
+
+from .launch_template import GenerateResult, LaunchSpec, SpecError, generate_launch_template, load_instances
+
+__all__ = ["GenerateResult", "LaunchSpec", "SpecError", "generate_launch_template", "load_instances"]

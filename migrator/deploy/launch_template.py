@@ -1,0 +1,259 @@
+"""EC2 launch templates for trn/inf instances (boto3 JSON and CloudFormation).
+
+Facts used here (see ../shared/reference/neuron-facts.md §3.6, §4, §5.1, §5.4 and iac.md §3):
+- Neuron DLAMI SSM parameters: /aws/service/neuron/dlami/<framework|base>/<os>/latest/image_id
+  https://awsdocs-neuron.readthedocs-hosted.com/en/latest/deploy/environments/dlami.html
+- One EFA interface per network card: card 0 at DeviceIndex 0, others at DeviceIndex 1
+  https://awsdocs-neuron.readthedocs-hosted.com/en/v2.32.0/frameworks/torch/torch-neuronx/setup-trn1-multi-node-execution.html
+- EFA security group: all traffic from and to itself
+  https://docs.aws.amazon.com/pcs/latest/userguide/working-with_networking_efa_create-sg.html
+- Root EBS volume of at least 512 GB on Trn1/Trn2/Trn3 (setup note-setup-general)
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .checks import check_launch_template_data
+from .render import render_template
+
+__all__ = ["LaunchSpec", "SpecError", "GenerateResult", "generate_launch_template", "load_instances", "plan_launch_template"]
+
+# Ubuntu 24.04 Neuron DLAMIs; the TorchNeuron (2.33) DLAMI's SSM path is not published in our
+# sources, and XLA torch-neuronx left the DLAMIs in 2.32, so both targets start from the Base
+# DLAMI (driver, runtime, tools, EFA) and the notes say how to pin another image.
+BASE_DLAMI_SSM = "/aws/service/neuron/dlami/base/ubuntu-24.04/latest/image_id"
+ROOT_DEVICE = "/dev/sda1"  # Ubuntu DLAMIs
+MIN_ROOT_GIB = 512
+FORMATS = ("json", "cloudformation")
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]{0,40}$")
+
+
+class SpecError(ValueError):
+    """An impossible or malformed deployment spec. `field` names the offending option."""
+
+    def __init__(self, field_name: str, message: str) -> None:
+        super().__init__(f"{field_name}: {message}")
+        self.field = field_name
+
+
+@lru_cache(maxsize=1)
+def load_instances() -> dict[str, dict[str, Any]]:
+    """The instance catalog (`instances.yaml`): type -> facts, each with source and confidence."""
+    return yaml.safe_load((Path(__file__).with_name("instances.yaml")).read_text(encoding="utf-8"))
+
+
+@dataclass(frozen=True)
+class LaunchSpec:
+    """Inputs of `generate launch-template`.
+
+    Attributes:
+        instance_type: e.g. `trn2.48xlarge` (see `neuron-migrator instances`).
+        region: AWS region, e.g. `us-east-2`.
+        name: prefix of resource names and the Name tag.
+        target: `neuron`, `xla` or `inf1`; None picks the hardware's default.
+        efa: True/False to force, None = EFA on every network card when the type has it.
+        subnet_ids / security_group_ids: existing ids to use (security groups are added to the
+            generated EFA group).
+        root_volume_gib: root gp3 volume size in GiB (>= 512 on trn).
+        ami_ssm_parameter / ami_id: override the image.
+        tags: extra tags.
+    """
+
+    instance_type: str
+    region: str
+    name: str = "neuron"
+    target: str | None = None
+    efa: bool | None = None
+    subnet_ids: tuple[str, ...] = ()
+    security_group_ids: tuple[str, ...] = ()
+    root_volume_gib: int = MIN_ROOT_GIB
+    ami_ssm_parameter: str | None = None
+    ami_id: str | None = None
+    tags: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass
+class GenerateResult:
+    """Where the files went, and notes a person should read (unknown facts, pins)."""
+
+    files: list[Path] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def _validate(spec: LaunchSpec) -> dict[str, Any]:
+    instances = load_instances()
+    if spec.instance_type not in instances:
+        raise SpecError("--instance-type", f"unknown instance type '{spec.instance_type}'; known: {', '.join(instances)}")
+    inst = instances[spec.instance_type]
+    if not re.fullmatch(r"[a-z]{2}(-gov)?-[a-z]+-\d", spec.region):
+        raise SpecError("--region", f"'{spec.region}' is not an AWS region name such as us-east-2")
+    if not NAME_RE.match(spec.name):
+        raise SpecError("--name", f"'{spec.name}' must be 1-41 letters, digits or '-', starting with a letter or digit")
+    target = spec.target or inst["targets"][0]
+    if target not in inst["targets"]:
+        why = " (TorchNeuron runs on Trn2/Trn3 only)" if target == "neuron" else ""
+        raise SpecError("--target", f"'{target}' does not run on {spec.instance_type}{why}; allowed: {', '.join(inst['targets'])}")
+    if spec.efa and inst["efa_interfaces"] == 0:
+        raise SpecError("--efa", f"{spec.instance_type} has no EFA interfaces; drop --efa")
+    if spec.root_volume_gib < MIN_ROOT_GIB and spec.instance_type.startswith("trn"):
+        raise SpecError("--root-volume-gib", f"Neuron asks for a root volume of at least {MIN_ROOT_GIB} GB on Trn instances")
+    if not 8 <= spec.root_volume_gib <= 16384:
+        raise SpecError("--root-volume-gib", "must be between 8 and 16384 GiB")
+    for sid in spec.subnet_ids:
+        if not re.fullmatch(r"subnet-[0-9a-f]{8,17}", sid):
+            raise SpecError("--subnet-id", f"'{sid}' is not a subnet id (subnet-xxxxxxxx)")
+    for gid in spec.security_group_ids:
+        if not re.fullmatch(r"sg-[0-9a-f]{8,17}", gid):
+            raise SpecError("--security-group-id", f"'{gid}' is not a security group id (sg-xxxxxxxx)")
+    if spec.ami_id and not re.fullmatch(r"ami-[0-9a-f]{8,17}", spec.ami_id):
+        raise SpecError("--ami-id", f"'{spec.ami_id}' is not an AMI id (ami-xxxxxxxx)")
+    if spec.ami_ssm_parameter and not spec.ami_ssm_parameter.startswith("/"):
+        raise SpecError("--ami-ssm-parameter", "must be an SSM parameter path starting with '/'")
+    if target == "inf1" and not spec.ami_id:
+        raise SpecError("--ami-id", "Inf1 needs a DLAMI from Neuron SDK <= 2.26.1 (no SSM alias exists); pass its id")
+    for key, value in spec.tags:
+        if not key or len(key) > 128 or len(value) > 256 or key.lower().startswith("aws:"):
+            raise SpecError("--tag", f"'{key}' is not a valid tag (key 1-128 chars, not 'aws:', value <= 256)")
+    return {**inst, "type": spec.instance_type, "target": target}
+
+
+def plan_launch_template(spec: LaunchSpec) -> dict[str, Any]:
+    """Resolve everything the templates need. Raises SpecError naming the field at fault."""
+    inst = _validate(spec)
+    efa = inst["efa_interfaces"] > 0 if spec.efa is None else spec.efa
+    cards = inst["network_cards"] if efa else 1
+    subnet = spec.subnet_ids[0] if spec.subnet_ids else None
+    nics = [
+        {"card": i, "device": 0 if i == 0 else 1, "efa": efa}
+        for i in range(cards)
+    ]
+    notes = []
+    if spec.ami_id:
+        image = {"kind": "id", "value": spec.ami_id}
+    else:
+        image = {"kind": "ssm", "value": spec.ami_ssm_parameter or BASE_DLAMI_SSM}
+        if not spec.ami_ssm_parameter:
+            notes.append(
+                "AMI: Neuron Base DLAMI (Ubuntu 24.04) via SSM "
+                f"{BASE_DLAMI_SSM}. The TorchNeuron DLAMI's SSM path is not published in our sources; "
+                "discover it with `aws ssm get-parameters-by-path --path /aws/service/neuron --recursive` "
+                "and pass --ami-ssm-parameter."
+            )
+    if inst["target"] == "xla":
+        notes.append(
+            "Target xla: PyTorch/XLA training is unsupported from Neuron 2.30 and XLA torch-neuronx left the "
+            "DLAMIs in 2.32; the last wheel is torch-neuronx==2.9.0.2.15.32035 with neuronx-cc==2.27.5334.0. "
+            "Pin an older DLAMI with --ami-id (aws ec2 describe-images --owners amazon --filters "
+            "'Name=name,Values=Deep Learning AMI Neuron*' 'Name=description,Values=*Neuron SDK 2.31*')."
+        )
+    if inst["confidence"] != "verified":
+        notes.append(f"{inst['type']}: catalog facts are {inst['confidence']} ({inst['source']}).")
+    tags = [("Name", spec.name), *spec.tags, ("neuron-migrator:target", inst["target"])]
+    user_data = render_template("ec2/user-data.sh.j2", {"efa": efa, "target": inst["target"], "family": inst["family"]})
+    return {
+        "name": spec.name,
+        "region": spec.region,
+        "instance": inst,
+        "efa": efa,
+        "nics": nics,
+        "subnet_id": subnet,
+        "extra_security_groups": list(spec.security_group_ids),
+        "image": image,
+        "root": {"device": ROOT_DEVICE, "size": spec.root_volume_gib},
+        "placement_group": f"{spec.name}-cluster" if efa else None,
+        "security_group_name": f"{spec.name}-efa" if efa else f"{spec.name}-nodes",
+        "role_name": f"{spec.name}-node-role",
+        "profile_name": f"{spec.name}-node-profile",
+        "tags": tags,
+        "user_data": user_data,
+        "user_data_b64": base64.b64encode(user_data.encode()).decode(),
+        "notes": notes,
+    }
+
+
+def generate_launch_template(spec: LaunchSpec, output: Path, fmt: str = "json") -> GenerateResult:
+    """Render, check and write a launch template into `output` (created if missing).
+
+    Args:
+        fmt: `json` (boto3 / `aws ec2 create-launch-template --cli-input-json` payloads) or
+            `cloudformation` (one stack template).
+
+    Returns:
+        The written files and notes.
+
+    Raises:
+        SpecError: an impossible spec (nothing is written).
+        ValueError: a rendered file failed our checks (nothing is written).
+    """
+    if fmt not in FORMATS:
+        raise SpecError("--format", f"'{fmt}' is not one of {', '.join(FORMATS)}")
+    plan = plan_launch_template(spec)
+    rendered: dict[str, str] = {}
+    if fmt == "json":
+        rendered["launch-template.json"] = render_template("ec2/launch-template.json.j2", plan)
+        rendered["prerequisites.json"] = render_template("ec2/prerequisites.json.j2", plan)
+        data = json.loads(rendered["launch-template.json"])["LaunchTemplateData"]
+        json.loads(rendered["prerequisites.json"])
+    else:
+        rendered["launch-template.cfn.yaml"] = render_template("cloudformation/launch-template.yaml.j2", plan)
+        doc = load_cfn_yaml(rendered["launch-template.cfn.yaml"])
+        data = doc["Resources"]["LaunchTemplate"]["Properties"]["LaunchTemplateData"]
+    problems = check_launch_template_data(data, plan["instance"], efa=plan["efa"])
+    if problems:
+        raise ValueError("generated launch template failed checks: " + "; ".join(problems))
+    return GenerateResult(_write_all(output, rendered), plan["notes"])
+
+
+class _CfnLoader(yaml.SafeLoader):
+    """SafeLoader that reads CloudFormation short tags (!Ref, !GetAtt, ...) as {"Ref": ...}."""
+
+
+def _cfn_tag(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> dict[str, Any]:
+    name = "Ref" if suffix == "Ref" else f"Fn::{suffix}"
+    if isinstance(node, yaml.ScalarNode):
+        value: Any = loader.construct_scalar(node)
+        if suffix == "GetAtt":
+            value = value.split(".", 1)
+    elif isinstance(node, yaml.SequenceNode):
+        value = loader.construct_sequence(node, deep=True)
+    else:
+        value = loader.construct_mapping(node, deep=True)
+    return {name: value}
+
+
+_CfnLoader.add_multi_constructor("!", _cfn_tag)
+
+
+def load_cfn_yaml(text: str) -> dict[str, Any]:
+    """Parse a CloudFormation YAML template (short-form intrinsic functions allowed)."""
+    return yaml.load(text, Loader=_CfnLoader)  # noqa: S506 - SafeLoader subclass
+
+
+def _write_all(output: Path, rendered: dict[str, str]) -> list[Path]:
+    """Write every file or none: stage in a temporary folder beside `output`, then move."""
+    output = Path(output)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    stage = Path(tempfile.mkdtemp(prefix=".nrn-stage-", dir=output.parent))
+    try:
+        for name, text in rendered.items():
+            (stage / name).write_text(text, encoding="utf-8")
+        output.mkdir(exist_ok=True)
+        written = []
+        for name in rendered:
+            os.replace(stage / name, output / name)
+            written.append(output / name)
+        return written
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)

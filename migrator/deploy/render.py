@@ -1,0 +1,39 @@
+"""The one jinja2 environment: strict undefined, deterministic output, escaping filters."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from functools import lru_cache
+from typing import Any
+
+import jinja2
+
+from ..resources import templates_dir
+
+__all__ = ["render_template", "environment"]
+
+
+def _to_json(value: Any) -> str:
+    """A JSON (and therefore YAML flow) literal: quotes, newlines, `${}` stay inert data."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=True)
+
+
+@lru_cache(maxsize=1)
+def environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(templates_dir())),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,
+    )
+    env.filters["to_json"] = _to_json
+    env.filters["shell_quote"] = shlex.quote
+    return env
+
+
+def render_template(name: str, context: dict[str, Any]) -> str:
+    """Render `templates/<name>`; a missing variable raises jinja2.UndefinedError."""
+    return environment().get_template(name).render(**context)

@@ -1,0 +1,470 @@
+"""Match the catalogue against one file's source and yield `Finding`s.
+
+Python is parsed once with libcst; rules are data compiled into an index (`RuleIndex`) so one
+visit dispatches to every rule. Other file kinds (shell, Dockerfile, requirements) are matched
+line by line with the rules' `text` matchers.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from .catalogue import Catalogue, RuleSpec
+from .findings import Finding, Fix, Safety, Span
+from .resolve import dotted_name, import_bindings, imported_modules, module_bindings
+
+__all__ = ["RuleIndex", "Candidate", "scan_python", "scan_text", "ParseFailure"]
+
+CUDA_DEVICE = re.compile(r"^cuda(?::(\d+))?$")
+DEVICE_NAME = re.compile(r"(^|_)(device|dev)$", re.IGNORECASE)
+# Calls whose first positional argument is a device, or a device type string.
+DEVICE_ARG0 = {"torch.device", "torch.set_default_device", "torch.Generator", "torch.cuda.device"}
+DEVICE_TYPE_ARG0 = {
+    "torch.autocast", "torch.amp.autocast", "torch.amp.autocast_mode.autocast",
+    "torch.amp.GradScaler", "torch.GradScaler",
+}
+DEVICE_KEYWORDS = {"device": "device", "map_location": "device", "device_type": "device_type",
+                   "output_device": "device", "accelerator": "device"}
+QUIET_CALLS = {"print", "debug", "info", "warning", "warn", "error", "exception", "critical", "log",
+               "format", "startswith", "endswith", "replace", "split", "join"}
+
+
+class ParseFailure(Exception):
+    """The source could not be decoded or parsed; the message says where."""
+
+
+@dataclass
+class Candidate:
+    """A rule that matched one node, with what its message and fix need."""
+
+    rule: RuleSpec
+    node: cst.CSTNode
+    values: dict[str, str] = field(default_factory=dict)
+    context: dict[str, Any] = field(default_factory=dict)
+
+
+class RuleIndex:
+    """The catalogue compiled for one scan: lookups by qualified name, method, module, context."""
+
+    def __init__(self, catalogue: Catalogue) -> None:
+        self.call_exact: dict[str, list[RuleSpec]] = {}
+        self.call_prefix: list[tuple[str, RuleSpec]] = []
+        self.ref_exact: dict[str, list[RuleSpec]] = {}
+        self.ref_prefix: list[tuple[str, RuleSpec]] = []
+        self.methods: dict[str, list[RuleSpec]] = {}
+        self.imports: list[tuple[str, RuleSpec]] = []
+        self.arguments: dict[str, list[tuple[RuleSpec, dict[str, Any]]]] = {}
+        self.device_strings: dict[str, list[RuleSpec]] = {}
+        self.strings: list[tuple[re.Pattern[str], RuleSpec]] = []
+        self.text: list[tuple[re.Pattern[str], RuleSpec, tuple[str, ...]]] = []
+        tokens: set[str] = set()
+        for rule in catalogue.rules:
+            for m in rule.matchers:
+                kind = m["kind"]
+                if kind in ("call", "reference"):
+                    exact, prefix = (self.call_exact, self.call_prefix) if kind == "call" else (self.ref_exact, self.ref_prefix)
+                    for q in m.get("qualified_names", []):
+                        exact.setdefault(q, []).append(rule)
+                        tokens.add(q.rsplit(".", 1)[-1])
+                    for p in m.get("prefixes", []):
+                        prefix.append((p, rule))
+                        tokens.add(p.rsplit(".", 1)[-1])
+                elif kind == "method":
+                    for n in m["names"]:
+                        self.methods.setdefault(n, []).append(rule)
+                        tokens.add(n)
+                elif kind == "import":
+                    for mod in m["modules"]:
+                        self.imports.append((mod, rule))
+                        tokens.add(mod.split(".")[-1])
+                elif kind == "argument":
+                    for q in m["qualified_names"]:
+                        self.arguments.setdefault(q, []).append((rule, m))
+                        tokens.add(q.rsplit(".", 1)[-1])
+                elif kind == "device-string":
+                    for ctx in m["contexts"]:
+                        self.device_strings.setdefault(ctx, []).append(rule)
+                    tokens.add("cuda")
+                elif kind == "string":
+                    self.strings.append((re.compile(m["pattern"]), rule))
+                    tokens.add(_literal_token(m["pattern"]))
+                elif kind == "text":
+                    self.text.append((re.compile(m["pattern"]), rule, tuple(m["file_kinds"])))
+        # Longest prefix first, so the most specific rule wins.
+        self.call_prefix.sort(key=lambda pr: -len(pr[0]))
+        self.ref_prefix.sort(key=lambda pr: -len(pr[0]))
+        parts = sorted(tokens, key=len, reverse=True)
+        self._token_re = re.compile("|".join(re.escape(t) for t in parts)) if parts else None
+
+    def python_may_match(self, text: str) -> bool:
+        """Cheap test: can any Python rule match this text? (TorchFix-style substring prefilter)."""
+        return self._token_re is not None and self._token_re.search(text) is not None
+
+    def lookup(self, qname: str, is_callee: bool) -> RuleSpec | None:
+        """The most specific call/reference rule for a qualified name, if any."""
+        for exact in ((self.call_exact, self.ref_exact) if is_callee else (self.ref_exact,)):
+            if qname in exact:
+                return exact[qname][0]
+        best: tuple[int, RuleSpec] | None = None
+        for table in ((self.call_prefix, self.ref_prefix) if is_callee else (self.ref_prefix,)):
+            for prefix, rule in table:
+                if qname == prefix or qname.startswith(prefix + "."):
+                    if best is None or len(prefix) > best[0]:
+                        best = (len(prefix), rule)
+                    break
+        return best[1] if best else None
+
+
+def _literal_token(pattern: str) -> str:
+    """The longest literal run of a regular expression: a substring every match contains."""
+    words = re.findall(r"[A-Za-z0-9_\-]+", re.sub(r"\\.", " ", pattern))
+    return max(words, key=len) if words else ""
+
+
+def _string_value(node: cst.CSTNode) -> str | None:
+    if isinstance(node, cst.SimpleString):
+        try:
+            value = node.evaluated_value
+        except Exception:  # noqa: BLE001 - malformed escapes: not a device string
+            return None
+        return value if isinstance(value, str) else None
+    return None
+
+
+def _cuda_fstring(node: cst.CSTNode) -> cst.BaseExpression | None:
+    """The index expression of `f"cuda:{expr}"`, else None."""
+    if isinstance(node, cst.FormattedString) and len(node.parts) == 2:
+        first, second = node.parts
+        if isinstance(first, cst.FormattedStringText) and first.value == "cuda:" and isinstance(second, cst.FormattedStringExpression):
+            return second.expression
+    return None
+
+
+class _Collector(cst.CSTVisitor):
+    def __init__(self, index: RuleIndex, module: cst.Module) -> None:
+        self.index = index
+        self.module = module
+        self.scopes: list[dict[str, str]] = [module_bindings(module)]
+        self.functions: list[str] = []
+        self.candidates: list[Candidate] = []
+        self.inner: set[int] = set()
+        self.callees: dict[int, cst.Call] = {}
+        self.suppressed: set[int] = set()
+        self.device_ctx: dict[int, str] = {}
+        self.docstrings: set[int] = set()
+        self.quiet = 0
+
+    # -- helpers ---------------------------------------------------------------------------
+    def resolve(self, node: cst.BaseExpression) -> str | None:
+        name = dotted_name(node)
+        if name is None:
+            return None
+        head, _, rest = name.partition(".")
+        for scope in reversed(self.scopes):
+            if head in scope:
+                return scope[head] + ("." + rest if rest else "")
+        return None
+
+    def add(self, rule: RuleSpec, node: cst.CSTNode, **values: Any) -> None:
+        context = values.pop("context", {})
+        self.candidates.append(Candidate(rule, node, {k: str(v) for k, v in values.items()}, context))
+
+    def _set_ctx(self, node: cst.CSTNode | None, ctx: str) -> None:
+        if node is not None:
+            self.device_ctx[id(node)] = ctx
+
+    # -- scopes and imports ----------------------------------------------------------------
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.scopes.append({})
+        self.functions.append(node.name.value)
+        self.inner.add(id(node.name))
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.scopes.pop()
+        self.functions.pop()
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        self.scopes.append({})
+
+    def leave_Lambda(self, node: cst.Lambda) -> None:
+        self.scopes.pop()
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.inner.add(id(node.name))
+
+    def _import(self, node: cst.Import | cst.ImportFrom) -> bool:
+        if len(self.scopes) > 1:
+            self.scopes[-1].update(import_bindings(node))
+        for module, report_node in imported_modules(node):
+            for prefix, rule in self.index.imports:
+                if module == prefix or module.startswith(prefix + "."):
+                    self.add(rule, report_node, name=module)
+                    break
+        return False  # names inside an import are not references
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        return self._import(node)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        return self._import(node)
+
+    # -- contexts in which a string is a device --------------------------------------------
+    def visit_Expr(self, node: cst.Expr) -> None:
+        if isinstance(node.value, (cst.SimpleString, cst.ConcatenatedString)):
+            self.docstrings.add(id(node.value))
+
+    def visit_Param(self, node: cst.Param) -> None:
+        self.inner.add(id(node.name))
+        if node.default is not None and DEVICE_NAME.search(node.name.value):
+            self._set_ctx(node.default, "device")
+
+    def _target_is_device(self, target: cst.BaseExpression) -> bool:
+        name = target.attr.value if isinstance(target, cst.Attribute) else target.value if isinstance(target, cst.Name) else ""
+        return bool(DEVICE_NAME.search(name))
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if any(self._target_is_device(t.target) for t in node.targets):
+            self._set_ctx(node.value, "device")
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None and self._target_is_device(node.target):
+            self._set_ctx(node.value, "device")
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if self.functions and "device" in self.functions[-1].lower():
+            self._set_ctx(node.value, "device")
+
+    def visit_DictElement(self, node: cst.DictElement) -> None:
+        key = _string_value(node.key)
+        if key is not None and DEVICE_NAME.search(key):
+            self._set_ctx(node.value, "device")
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        operands = [node.left] + [c.comparator for c in node.comparisons]
+        for operand in operands:
+            if CUDA_DEVICE.match(_string_value(operand) or ""):
+                self.device_ctx[id(operand)] = "comparison"
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        ctx = self.device_ctx.get(id(node))
+        if ctx:
+            self._set_ctx(node.body, ctx)
+            self._set_ctx(node.orelse, ctx)
+        guard = self._cuda_guard(node.test)
+        branch = next((b for b in (node.body, node.orelse) if CUDA_DEVICE.match(_string_value(b) or "")), None)
+        if guard is not None and branch is not None:
+            for rule in self.index.device_strings.get("guarded", []):
+                self.add(rule, node, value=_string_value(branch), context={"device_kind": ctx or "device"})
+                self.suppressed.update({id(guard), id(branch), id(guard.func)})
+                break
+
+    def _cuda_guard(self, test: cst.BaseExpression) -> cst.Call | None:
+        found: list[cst.Call] = []
+
+        class _Find(cst.CSTVisitor):
+            def visit_Call(inner, call: cst.Call) -> None:  # noqa: N805
+                if self.resolve(call.func) == "torch.cuda.is_available":
+                    found.append(call)
+
+        test.visit(_Find())
+        return found[0] if found else None
+
+    # -- calls, references, methods, arguments ---------------------------------------------
+    def visit_Call(self, node: cst.Call) -> None:
+        self.callees[id(node.func)] = node
+        qname = self.resolve(node.func)
+        attr = node.func.attr.value if isinstance(node.func, cst.Attribute) else None
+        last = attr or (node.func.value if isinstance(node.func, cst.Name) else "")
+        if last in QUIET_CALLS:
+            self.quiet += 1
+        positional = [a for a in node.args if a.keyword is None and a.star == ""]
+        for arg in node.args:
+            if arg.keyword is not None:
+                self.inner.add(id(arg.keyword))
+                ctx = DEVICE_KEYWORDS.get(arg.keyword.value)
+                if ctx:
+                    self._set_ctx(arg.value, ctx)
+        if positional:
+            if qname in DEVICE_ARG0 or (attr == "to" and qname is None):
+                self._set_ctx(positional[0].value, "device")
+            elif qname in DEVICE_TYPE_ARG0:
+                self._set_ctx(positional[0].value, "device_type")
+        if attr == "add_argument" and any("device" in (_string_value(a.value) or "") for a in positional):
+            for arg in node.args:
+                if arg.keyword is not None and arg.keyword.value == "default":
+                    self._set_ctx(arg.value, "device")
+        if attr is not None and qname is None and attr in self.index.methods:
+            self.add(self.index.methods[attr][0], node, name=attr, context={"call": node, "method": True})
+        if qname is not None:
+            for rule, m in self.index.arguments.get(qname, []):
+                self._match_argument(rule, m, node, positional, qname)
+
+    def leave_Call(self, node: cst.Call) -> None:
+        attr = node.func.attr.value if isinstance(node.func, cst.Attribute) else None
+        last = attr or (node.func.value if isinstance(node.func, cst.Name) else "")
+        if last in QUIET_CALLS:
+            self.quiet -= 1
+
+    def _match_argument(self, rule: RuleSpec, m: dict[str, Any], call: cst.Call, positional: list[cst.Arg], qname: str) -> None:
+        value: cst.BaseExpression | None = None
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value == m.get("name"):
+                value = arg.value
+        if value is None and "position" in m and len(positional) > m["position"]:
+            value = positional[m["position"]].value
+        if value is None:
+            return
+        literal: Any = _string_value(value)
+        if literal is None and isinstance(value, cst.Name) and value.value in ("True", "False", "None"):
+            literal = {"True": True, "False": False, "None": None}[value.value]
+        if literal is None and not isinstance(value, cst.Name):
+            return
+        for expected in m["values"]:
+            if literal == expected or (isinstance(expected, str) and isinstance(literal, str) and re.fullmatch(expected, literal)):
+                self.add(rule, value, name=qname, value=literal, context={"call": call, "argument": m})
+                self.suppressed.add(id(value))
+                return
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self.inner.add(id(node.value))
+        self.inner.add(id(node.attr))
+        self._reference(node)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self._reference(node)
+
+    def _reference(self, node: cst.Name | cst.Attribute) -> None:
+        if id(node) in self.inner or id(node) in self.suppressed:
+            return
+        qname = self.resolve(node)
+        if qname is None:
+            return
+        call = self.callees.get(id(node))
+        rule = self.index.lookup(qname, call is not None)
+        if rule is not None:
+            self.add(rule, node, name=qname, context={"call": call, "callee": call is not None})
+
+    # -- strings ---------------------------------------------------------------------------
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        self._string(node)
+
+    def visit_FormattedString(self, node: cst.FormattedString) -> None:
+        self._string(node)
+
+    def _string(self, node: cst.SimpleString | cst.FormattedString) -> None:
+        if id(node) in self.suppressed or id(node) in self.docstrings:
+            return
+        ctx = self.device_ctx.get(id(node))
+        value = _string_value(node)
+        if ctx and value is not None and (match := CUDA_DEVICE.match(value)):
+            kind = "comparison" if ctx == "comparison" else "device"
+            for rule in self.index.device_strings.get(kind, []):
+                self.add(rule, node, value=value, context={"device_kind": ctx, "index": match.group(1)})
+                return
+        if ctx in ("device", "device_type") and (expr := _cuda_fstring(node)) is not None:
+            for rule in self.index.device_strings.get("device", []):
+                self.add(rule, node, value=self.module.code_for_node(node), context={"device_kind": ctx, "fstring": expr})
+                return
+        if value is not None and not self.quiet:
+            for pattern, rule in self.index.strings:
+                if pattern.search(value):
+                    self.add(rule, node, value=value)
+                    return
+
+
+def _snippet(module: cst.Module, node: cst.CSTNode) -> str:
+    code = module.code_for_node(node).strip()
+    return code.splitlines()[0][:200] if code else ""
+
+
+def scan_python(
+    module: cst.Module,
+    path: str,
+    index: RuleIndex,
+    target: str,
+    *,
+    is_test: bool = False,
+    line_map: Any = None,
+) -> list[Finding]:
+    """Match one parsed module; return findings in source order.
+
+    Args:
+        module: the parsed libcst module (not copied; findings keep references to its nodes).
+        path: the path to report.
+        index: the compiled catalogue.
+        target: `portable`, `neuron`, `xla` or `inf1`: decides severities, messages and fixes.
+        line_map: optional callable line -> (cell, line) for notebooks.
+    """
+    collector = _Collector(index, module)
+    module.visit(collector)
+    if not collector.candidates:
+        return []
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    findings: list[Finding] = []
+    seen: set[tuple[str, int]] = set()
+    for cand in collector.candidates:
+        if id(cand.node) in collector.suppressed and cand.rule.id not in _self_suppressing(cand):
+            continue
+        key = (cand.rule.id, id(cand.node))
+        if key in seen:
+            continue
+        seen.add(key)
+        rng = positions[cand.node]
+        line, end_line, cell = rng.start.line, rng.end.line, None
+        if line_map is not None:
+            cell, line = line_map(rng.start.line)
+            _, end_line = line_map(rng.end.line)
+        findings.append(_finding(cand, path, target, Span(line, rng.start.column + 1, end_line, rng.end.column + 1),
+                                 _snippet(module, cand.node), cell, is_test))
+    findings.sort(key=lambda f: (f.cell or 0, f.span.line, f.span.column, f.rule_id))
+    return findings
+
+
+def _self_suppressing(cand: Candidate) -> set[str]:
+    # Argument and guarded matches suppress their own node against other rules, not themselves.
+    return {cand.rule.id} if cand.context.get("argument") is not None or cand.context.get("device_kind") else set()
+
+
+def _finding(cand: Candidate, path: str, target: str, span: Span, snippet: str, cell: int | None, is_test: bool) -> Finding:
+    rule = cand.rule
+    fix = None
+    if rule.fix:
+        entry = rule.fix_for(target)
+        fix = Fix(
+            title=(entry or {}).get("title", rule.fix["title"]),
+            safety=Safety(rule.fix["safety"]),
+            available=entry is not None,
+        )
+    try:
+        message = rule.message_for(target).format(**cand.values)
+    except (KeyError, IndexError):
+        message = rule.message_for(target)
+    return Finding(
+        rule_id=rule.id, rule_name=rule.name, category=rule.category, severity=rule.severity_for(target),
+        path=path, span=span, message=message, fix=fix, cell=cell, is_test=is_test, snippet=snippet,
+        node=cand.node, plan=cand,
+    )
+
+
+def scan_text(text: str, path: str, file_kind: str, index: RuleIndex, target: str, *, is_test: bool = False,
+              cell: int | None = None, line_offset: int = 0) -> list[Finding]:
+    """Match `text` rules line by line (comment lines skipped) in a non-Python file."""
+    findings: list[Finding] = []
+    rules = [(p, r) for p, r, kinds in index.text if file_kind in kinds]
+    if not rules:
+        return findings
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if line.lstrip().startswith("#"):
+            continue
+        for pattern, rule in rules:
+            for m in pattern.finditer(line):
+                cand = Candidate(rule, None, {"value": m.group(0)}, {"line": lineno + line_offset, "match": m})
+                span = Span(lineno + line_offset, m.start() + 1, lineno + line_offset, m.end() + 1)
+                findings.append(_finding(cand, path, target, span, line.strip()[:200], cell, is_test))
+                break
+    return findings

@@ -1,0 +1,349 @@
+"""Apply the fixes of a scan to one source text, per target, and prove the result.
+
+`fix_python` rescans after each pass and stops when nothing more applies (at most
+`MAX_PASSES`), so a second run over its output changes nothing. Overlapping fixes are applied
+outermost first; the inner ones are retried on the next pass. Output that does not re-parse is
+refused.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import libcst as cst
+from libcst.codemod import CodemodContext
+from libcst.codemod.visitors import AddImportsVisitor
+
+from .catalogue import load_targets
+from .engine import Candidate
+from .findings import Finding, Safety
+
+__all__ = ["FixOutcome", "fix_python", "fix_text_lines", "MAX_PASSES"]
+
+MAX_PASSES = 4
+
+
+@dataclass
+class FixOutcome:
+    """What one file's fix did.
+
+    Attributes:
+        source: the new text (equal to the input when nothing applied).
+        applied: findings whose fix was applied.
+        manual: findings left for a person, each with the reason.
+        failed: set when the whole file's rewrite was refused (the reason); source is then the input.
+    """
+
+    source: str
+    applied: list[Finding] = field(default_factory=list)
+    manual: list[tuple[Finding, str]] = field(default_factory=list)
+    failed: str | None = None
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.applied)
+
+
+def _allowed(finding: Finding, unsafe: bool) -> str | None:
+    """None when the fix may be applied, else why not."""
+    if finding.fix is None:
+        return "no automatic fix: needs a person"
+    if not finding.fix.available:
+        return "no automatic fix for this target"
+    if finding.fix.safety is Safety.UNSAFE and not unsafe:
+        return "unsafe fix: rerun with --unsafe-fixes"
+    return None
+
+
+class _Renderer:
+    """Turns one candidate into (node to replace, replacement, imports) for a target."""
+
+    def __init__(self, module: cst.Module, target: str, constant_name: str) -> None:
+        self.module = module
+        self.target = target
+        self.spec = load_targets()[target]
+        self.constant_name = constant_name
+
+    def _expr(self, key: str, **values: str) -> str:
+        text = self.spec[key].format(**values) if values else self.spec[key]
+        return re.sub(r"\bDEVICE\b", self.constant_name, text)
+
+    def _args(self, call: cst.Call) -> str:
+        parts = []
+        for arg in call.args:
+            clean = arg.with_changes(comma=cst.MaybeSentinel.DEFAULT, whitespace_after_arg=cst.SimpleWhitespace(""))
+            parts.append(self.module.code_for_node(clean).strip())
+        return ", ".join(parts)
+
+    def placeholders(self, cand: Candidate) -> dict[str, str]:
+        values = dict(cand.values)
+        values["attr"] = values.get("name", "").rsplit(".", 1)[-1]
+        values["device"] = self._expr("device")
+        values["device_type"] = self._expr("device_type")
+        values["backend"] = self._expr("backend")
+        call = cand.context.get("call")
+        if call is not None:
+            args = self._args(call)
+            values["args"] = args
+            values[", args"] = f", {args}" if args else ""
+            if isinstance(call.func, cst.Attribute):
+                values["receiver"] = self.module.code_for_node(call.func.value)
+        return values
+
+    def imports_for(self, code: str, entry: dict[str, Any], uses_backend: bool = False) -> list[str]:
+        needed = list(entry.get("imports", []))
+        if re.search(r"\btorch\.", code) or re.search(rf"\b{self.constant_name}\b", code):
+            needed.append("torch")
+        if "torch_xla." in code and not any(n.startswith("torch_xla") for n in needed):
+            needed.append("torch_xla")
+        if uses_backend:
+            needed.extend(self.spec.get("backend_imports", []))
+        return needed
+
+    def render(self, cand: Candidate) -> tuple[cst.CSTNode, str, list[str]]:
+        """Raises KeyError/ValueError when the fix cannot render this instance."""
+        rule = cand.rule
+        entry = rule.fix_for(self.target) or {}
+        kind = rule.fix["kind"]
+        if kind == "device-string":
+            code = self._device_code(cand)
+            return cand.node, code, self.imports_for(code, entry)
+        if kind == "cuda-method":
+            call: cst.Call = cand.context["call"]
+            return call, self._cuda_method(call), self.imports_for("torch." if self.target == "portable" else "", entry) + (
+                ["torch_xla"] if self.target == "xla" else [])
+        if kind == "template":
+            template = entry["expr"]
+            values = self.placeholders(cand)
+            code = re.sub(r"\{(, args|[a-z_]+)\}", lambda m: values[m.group(1)], template)
+            code = re.sub(r"\bDEVICE\b", self.constant_name, code)
+            node = cand.context["call"] if cand.context.get("callee") or cand.context.get("method") else cand.node
+            return node, code, self.imports_for(code, entry, "{backend}" in template)
+        if kind == "arguments":
+            call = cand.context["call"]
+            return call, self._arguments(call, entry), list(entry.get("imports", []))
+        raise ValueError(f"fix kind {kind!r} does not apply to Python")
+
+    def _device_code(self, cand: Candidate) -> str:
+        ctx = cand.context
+        if ctx.get("device_kind") == "device_type":
+            return self._expr("device_type")
+        if ctx.get("fstring") is not None:
+            return self._expr("device_fstring", expr=self.module.code_for_node(ctx["fstring"]))
+        if ctx.get("index"):
+            return self._expr("device_n", index=ctx["index"])
+        return self._expr("device")
+
+    def _cuda_method(self, call: cst.Call) -> str:
+        receiver = self.module.code_for_node(call.func.value)  # type: ignore[attr-defined]
+        device = self._expr("device")
+        rest: list[str] = []
+        for i, arg in enumerate(call.args):
+            is_device = (arg.keyword is None and i == 0) or (arg.keyword is not None and arg.keyword.value == "device")
+            if is_device:
+                value = arg.value
+                if isinstance(value, cst.Integer):
+                    device = self._expr("device_n", index=value.value)
+                else:
+                    device = self._expr("device_fstring", expr=self.module.code_for_node(value))
+            else:
+                clean = arg.with_changes(comma=cst.MaybeSentinel.DEFAULT, whitespace_after_arg=cst.SimpleWhitespace(""))
+                rest.append(self.module.code_for_node(clean).strip())
+        return f"{receiver}.to({', '.join([device, *rest])})"
+
+    def _arguments(self, call: cst.Call, entry: dict[str, Any]) -> str:
+        remove = set(entry.get("remove", []))
+        setting = {k: re.sub(r"\bDEVICE\b", self.constant_name, v) for k, v in entry.get("set", {}).items()}
+        args = []
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value in remove:
+                continue
+            if arg.keyword is not None and arg.keyword.value in setting:
+                args.append(f"{arg.keyword.value}={setting.pop(arg.keyword.value)}")
+                continue
+            clean = arg.with_changes(comma=cst.MaybeSentinel.DEFAULT, whitespace_after_arg=cst.SimpleWhitespace(""))
+            args.append(self.module.code_for_node(clean).strip())
+        args.extend(f"{k}={v}" for k, v in setting.items())
+        return f"{self.module.code_for_node(call.func)}({', '.join(args)})"
+
+
+# Parents in which a conditional expression needs no parentheses.
+_FULL_EXPRESSION_PARENTS = (cst.Expr, cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Return, cst.Arg,
+                            cst.Element, cst.DictElement, cst.WithItem, cst.Param, cst.IfExp)
+
+
+class _Apply(cst.CSTTransformer):
+    def __init__(self, replacements: dict[int, cst.CSTNode]) -> None:
+        super().__init__()
+        self.replacements = replacements
+        self.depth = 0
+        self.stack: list[cst.CSTNode] = []
+        self.deferred: set[int] = set()
+        self.applied: set[int] = set()
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.stack.append(node)
+        if id(node) in self.replacements:
+            if self.depth:
+                self.deferred.add(id(node))
+            self.depth += 1
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode) -> Any:
+        self.stack.pop()
+        key = id(original_node)
+        if key in self.replacements:
+            self.depth -= 1
+            if key not in self.deferred:
+                self.applied.add(key)
+                new = self.replacements[key]
+                parent = self.stack[-1] if self.stack else None
+                if isinstance(new, (cst.IfExp, cst.BooleanOperation, cst.Lambda)) and not isinstance(parent, _FULL_EXPRESSION_PARENTS):
+                    new = new.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+                return new
+        return updated_node
+
+
+def _constant_name(module: cst.Module, code: str) -> str:
+    """`DEVICE`, unless the module binds that name to something else."""
+    bound: dict[str, str] = {}
+    for stmt in module.body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.Assign):
+                    for t in small.targets:
+                        if isinstance(t.target, cst.Name):
+                            bound[t.target.value] = module.code_for_node(stmt).strip()
+        elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            bound[stmt.name.value] = "def"
+    for name in ("DEVICE", "NRN_DEVICE", "NRN_DEVICE_"):
+        ours = code.replace("DEVICE", name, 1)
+        if name not in bound or bound[name] == ours:
+            return name
+    return "NRN_DEVICE_"
+
+
+def _is_import_line(stmt: cst.CSTNode) -> bool:
+    if isinstance(stmt, cst.SimpleStatementLine):
+        return all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body)
+    if isinstance(stmt, (cst.Try, cst.If)):
+        body = stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else []
+        return bool(body) and all(_is_import_line(s) for s in body)
+    return False
+
+
+def _insert_constant(module: cst.Module, name: str, code: str) -> cst.Module:
+    line = code.replace("DEVICE", name, 1)
+    for stmt in module.body:
+        if isinstance(stmt, cst.SimpleStatementLine) and module.code_for_node(stmt).strip() == line:
+            return module
+    body = list(module.body)
+    index = 0
+    for i, stmt in enumerate(body):
+        is_doc = i == 0 and isinstance(stmt, cst.SimpleStatementLine) and isinstance(stmt.body[0], cst.Expr) and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+        if is_doc or _is_import_line(stmt):
+            index = i + 1
+        else:
+            break
+    new = cst.parse_statement(line + "\n")
+    body.insert(index, new)
+    return module.with_changes(body=body)
+
+
+Scanner = Callable[[cst.Module], list[Finding]]
+
+
+def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False) -> FixOutcome:
+    """Apply every allowed fix to `source` (Python text) for `target`.
+
+    Args:
+        source: the file's text.
+        scan: function that scans a parsed module and returns its findings (with plans).
+        target: `portable`, `neuron` or `xla` (`inf1` is scan-only: nothing applies).
+        unsafe: also apply fixes marked unsafe.
+
+    Returns:
+        A FixOutcome; on a parse error of the input, `failed` says so and nothing changes.
+    """
+    try:
+        module = cst.parse_module(source)
+    except cst.ParserSyntaxError as exc:
+        return FixOutcome(source, failed=f"does not parse: {exc.message} (line {exc.raw_line})")
+    outcome = FixOutcome(source)
+    constant = load_targets().get(target, {}).get("constant")
+    for _ in range(MAX_PASSES):
+        findings = scan(module)
+        name = _constant_name(module, constant["code"]) if constant else "DEVICE"
+        renderer = _Renderer(module, target, name) if target in ("portable", "neuron", "xla") else None
+        replacements: dict[int, cst.CSTNode] = {}
+        owners: dict[int, list[Finding]] = {}
+        imports: list[str] = []
+        for finding in findings:
+            reason = _allowed(finding, unsafe) if renderer else "target is scan-only"
+            if reason:
+                continue
+            try:
+                node, code, needed = renderer.render(finding.plan)
+                new_node = cst.parse_expression(code)
+            except Exception as exc:  # noqa: BLE001 - one broken instance must not stop the file
+                outcome.manual.append((finding, f"fix could not be rendered here: {exc}"))
+                continue
+            if id(node) in replacements:
+                owners[id(node)].append(finding)
+                continue
+            replacements[id(node)] = new_node
+            owners[id(node)] = [finding]
+            imports.extend(needed)
+        if not replacements:
+            break
+        applier = _Apply(replacements)
+        new_module = module.visit(applier)
+        if not applier.applied:
+            break
+        for key in applier.applied:
+            outcome.applied.extend(owners[key])
+        if imports:
+            context = CodemodContext()
+            for imp in dict.fromkeys(imports):
+                module_name, _, alias = imp.partition(" as ")
+                AddImportsVisitor.add_needed_import(context, module_name.strip(), asname=alias.strip() or None)
+            new_module = new_module.visit(AddImportsVisitor(context))
+        if constant and re.search(rf"\b{name}\b", new_module.code) and renderer and target == "portable":
+            new_module = _insert_constant(new_module, name, constant["code"])
+        module = new_module
+    new_source = module.code
+    try:
+        cst.parse_module(new_source)
+    except cst.ParserSyntaxError as exc:
+        return FixOutcome(source, failed=f"rewrite refused: output does not parse ({exc.message})")
+    outcome.source = new_source
+    # What is still reported after the last pass is left for a person.
+    applied_ids = {id(f) for f in outcome.applied}
+    outcome.manual = [(f, r) for f, r in outcome.manual if id(f) not in applied_ids]
+    for finding in scan(module):
+        reason = _allowed(finding, unsafe) if renderer else "target is scan-only"
+        outcome.manual.append((finding, reason or "fix overlapped another and did not converge"))
+    return outcome
+
+
+def fix_text_lines(text: str, findings: list[Finding], target: str, *, unsafe: bool = False) -> FixOutcome:
+    """Apply `text` fixes (shell, Dockerfile, requirements) line by line."""
+    lines = text.splitlines(keepends=True)
+    outcome = FixOutcome(text)
+    for finding in findings:
+        reason = _allowed(finding, unsafe)
+        entry = finding.plan.rule.fix_for(target) if finding.plan and finding.plan.rule.fix else None
+        if reason or entry is None or "replace" not in entry:
+            outcome.manual.append((finding, reason or "no automatic fix for this target"))
+            continue
+        idx = finding.span.line - 1
+        match = finding.plan.context["match"]
+        line = lines[idx]
+        new = line[: match.start()] + match.expand(entry["replace"]) + line[match.end():]
+        if new != line:
+            lines[idx] = new
+            outcome.applied.append(finding)
+    outcome.source = "".join(lines)
+    return outcome

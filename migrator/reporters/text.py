@@ -1,0 +1,41 @@
+"""`--format text`: findings grouped by file, then a summary line (ruff-like)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from itertools import groupby
+from typing import Any, Sequence
+
+from ..findings import Finding
+
+
+def _location(f: Finding) -> str:
+    cell = f"cell {f.cell}:" if f.cell else ""
+    return f"{f.path}:{cell}{f.span.line}:{f.span.column}"
+
+
+def render_text(findings: Sequence[Finding], stats: dict[str, Any] | None = None) -> str:
+    """`path:line:col NRNxxx [*] message (severity)`; `[*]` marks a fix for the target."""
+    lines: list[str] = []
+    for path, group in groupby(findings, key=lambda f: f.path):
+        lines.append(path)
+        for f in group:
+            mark = "[*] " if f.fixable else ""
+            test = ", test file" if f.is_test else ""
+            lines.append(f"  {_location(f)} {f.rule_id} {mark}{f.message} ({f.severity.value}{test})")
+    by_severity = Counter(f.severity.value for f in findings)
+    fixable = sum(1 for f in findings if f.fixable)
+    parts = ", ".join(f"{by_severity[s]} {s}" for s in ("error", "warning", "info") if by_severity[s])
+    summary = f"Found {len(findings)} finding{'s' if len(findings) != 1 else ''}"
+    if parts:
+        summary += f" ({parts})"
+    if stats:
+        summary += f" in {stats['files']} files, {stats['lines']} lines, {stats['seconds']:.1f} s"
+    if fixable:
+        summary += f"; {fixable} fixable with `neuron-migrator fix`"
+    lines.append(summary + ".")
+    if stats and stats.get("statistics"):
+        lines.append("By category:")
+        for category, n in sorted(Counter(f.category for f in findings).items(), key=lambda kv: -kv[1]):
+            lines.append(f"  {n:6d}  {category}")
+    return "\n".join(lines) + "\n"

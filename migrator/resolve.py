@@ -1,0 +1,100 @@
+"""Qualified names through import aliases, without libcst's (slow) scope analysis.
+
+`import torch as th`, `from torch import cuda`, `from torch.cuda import amp` and imports inside
+functions all resolve: `th.cuda.synchronize` -> `torch.cuda.synchronize`. Names that were not
+imported resolve to None, so a local variable called `cuda` is never mistaken for `torch.cuda`.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+import libcst as cst
+
+__all__ = ["dotted_name", "import_bindings", "module_bindings", "imported_modules"]
+
+
+def dotted_name(node: cst.BaseExpression) -> str | None:
+    """`a.b.c` for a Name/Attribute chain, else None (calls, subscripts, literals)."""
+    parts: list[str] = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if not isinstance(node, cst.Name):
+        return None
+    parts.append(node.value)
+    return ".".join(reversed(parts))
+
+
+def _module_name(node: cst.BaseExpression | None) -> str | None:
+    return dotted_name(node) if node is not None else None
+
+
+def import_bindings(stmt: cst.Import | cst.ImportFrom) -> dict[str, str]:
+    """Local name -> qualified name bound by one import statement (relative/star ignored)."""
+    out: dict[str, str] = {}
+    if isinstance(stmt, cst.Import):
+        for alias in stmt.names:
+            full = dotted_name(alias.name)
+            if full is None:
+                continue
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                out[alias.asname.name.value] = full
+            else:
+                top = full.split(".")[0]
+                out[top] = top
+        return out
+    if stmt.relative or isinstance(stmt.names, cst.ImportStar):
+        return out
+    module = _module_name(stmt.module)
+    if module is None:
+        return out
+    for alias in stmt.names:
+        name = dotted_name(alias.name)
+        if name is None:
+            continue
+        local = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else name
+        out[local] = f"{module}.{name}"
+    return out
+
+
+def imported_modules(stmt: cst.Import | cst.ImportFrom) -> list[tuple[str, cst.CSTNode]]:
+    """Module names an import statement loads, each with the node to report."""
+    if isinstance(stmt, cst.Import):
+        return [(n, alias) for alias in stmt.names if (n := dotted_name(alias.name))]
+    if stmt.relative:
+        return []
+    module = _module_name(stmt.module)
+    return [(module, stmt.module)] if module and stmt.module is not None else []
+
+
+def _top_level_statements(body: Iterable[cst.CSTNode]) -> Iterable[cst.CSTNode]:
+    """Statements run at import time: module body plus if/try/with blocks, not def/class."""
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, (cst.If, cst.Try, cst.With, cst.For, cst.While)):
+            blocks = [stmt.body]
+            orelse = getattr(stmt, "orelse", None)
+            if orelse is not None:
+                blocks.append(orelse.body if isinstance(orelse, (cst.Else, cst.If)) else orelse)
+            for handler in getattr(stmt, "handlers", ()):
+                blocks.append(handler.body)
+            final = getattr(stmt, "finalbody", None)
+            if final is not None:
+                blocks.append(final.body)
+            for block in blocks:
+                inner = block.body if isinstance(block, (cst.IndentedBlock, cst.SimpleStatementSuite)) else block
+                if isinstance(inner, cst.If):
+                    inner = [inner]
+                yield from _top_level_statements(inner)
+
+
+def module_bindings(module: cst.Module) -> dict[str, str]:
+    """Every name bound by a module-level import (including ones inside if/try blocks)."""
+    out: dict[str, str] = {}
+    for stmt in _top_level_statements(module.body):
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, (cst.Import, cst.ImportFrom)):
+                    out.update(import_bindings(small))
+    return out

@@ -1,0 +1,75 @@
+"""Collect every rule's embedded examples as test cases (ours and `rules test DIR`'s).
+
+A bad example passes when the rule reports it (at `line` if given), applying fixes gives
+exactly `fixed` (when given), the fixed text re-parses and no longer triggers the rule. A good
+example passes when the rule reports nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator
+
+import libcst as cst
+
+from .api import ScanOptions, fix_source, scan_source
+from .catalogue import Catalogue, RuleSpec
+
+__all__ = ["ExampleCase", "collect_examples", "check_example"]
+
+
+@dataclass(frozen=True)
+class ExampleCase:
+    """One example: `NRN101-bad-0`."""
+
+    rule: RuleSpec
+    kind: str  # "bad" or "good"
+    number: int
+    example: dict
+
+    @property
+    def id(self) -> str:
+        return f"{self.rule.id}-{self.kind}-{self.number}"
+
+
+def collect_examples(catalogue: Catalogue) -> Iterator[ExampleCase]:
+    for rule in catalogue.rules:
+        for kind in ("bad", "good"):
+            for n, example in enumerate(rule.examples[kind]):
+                yield ExampleCase(rule, kind, n, example)
+
+
+_SUFFIX = {"python": "example.py", "shell": "example.sh", "dockerfile": "Dockerfile", "requirements": "requirements.txt"}
+
+
+def check_example(case: ExampleCase) -> list[str]:
+    """Return the problems with one example (empty when it passes)."""
+    ex = case.example
+    kind = ex.get("file_kind", "python")
+    path = _SUFFIX[kind]
+    options = ScanOptions(target=ex.get("target", "portable"))
+    if case.rule.severity_for(options.target) is None:
+        return [f"{case.id}: rule is off for target {options.target}"] if case.kind == "bad" else []
+    hits = [f for f in scan_source(ex["code"], path, kind, options) if f.rule_id == case.rule.id]
+    if case.kind == "good":
+        return [f"{case.id}: unexpected finding at line {f.span.line}: {f.message}" for f in hits]
+    problems = []
+    if not hits:
+        problems.append(f"{case.id}: the rule did not report this example")
+    elif "line" in ex and all(f.span.line != ex["line"] for f in hits):
+        problems.append(f"{case.id}: expected a finding on line {ex['line']}, got {[f.span.line for f in hits]}")
+    if "fixed" in ex:
+        outcome = fix_source(ex["code"], path, kind, options, unsafe=True)
+        if outcome.failed:
+            problems.append(f"{case.id}: fix failed: {outcome.failed}")
+        elif outcome.source != ex["fixed"]:
+            problems.append(f"{case.id}: fixed text differs:\n--- expected\n{ex['fixed']}--- got\n{outcome.source}")
+        if kind == "python":
+            try:
+                cst.parse_module(outcome.source)
+            except cst.ParserSyntaxError as exc:
+                problems.append(f"{case.id}: fixed text does not parse: {exc.message}")
+        again = [f for f in scan_source(outcome.source, path, kind, options) if f.rule_id == case.rule.id]
+        if again:
+            problems.append(f"{case.id}: the fixed text still triggers the rule at line {again[0].span.line}")
+    return problems

@@ -1,0 +1,36 @@
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def cli(tmp_path):
+    """Run the real console entry point (`python -m migrator`) and return the CompletedProcess."""
+
+    def run(*args, cwd=None, check=None):
+        proc = subprocess.run([sys.executable, "-m", "migrator", *map(str, args)], cwd=cwd or tmp_path,
+                              capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        if check is not None:
+            assert proc.returncode == check, proc.stdout + proc.stderr
+        return proc
+
+    return run
+
+
+@pytest.fixture
+def aws_env(monkeypatch):
+    for key, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+                       "AWS_SESSION_TOKEN": "testing", "AWS_DEFAULT_REGION": "us-east-2",
+                       "MOTO_EC2_LOAD_DEFAULT_AMIS": "false"}.items():
+        monkeypatch.setenv(key, value)
+
+
+def copy_samples(dest: Path) -> Path:
+    shutil.copytree(ROOT / "samples", dest)
+    return dest

@@ -1,0 +1,89 @@
+"""Catalogue meta-tests: the schema, ids, docs and coverage every rule must have."""
+
+import shutil
+from collections import Counter
+
+import pytest
+
+from migrator.catalogue import RuleError, load_catalogue, load_rule
+from migrator.findings import CATEGORIES
+from migrator.resources import rules_dir
+
+CATALOGUE = load_catalogue()
+
+
+def test_catalogue_covers_every_category_with_at_least_15_rules():
+    assert len(CATALOGUE.rules) >= 15
+    used = {r.category for r in CATALOGUE.rules}
+    assert used >= {c for d, c in CATEGORIES.items() if 1 <= d <= 8}
+
+
+def test_ids_are_unique_and_match_file_and_category():
+    ids = Counter(r.id for r in CATALOGUE.rules)
+    assert [i for i, n in ids.items() if n > 1] == []
+    for rule in CATALOGUE.rules:
+        assert rule.path.stem == f"{rule.id}-{rule.name}"
+        assert CATEGORIES[int(rule.id[3])] == rule.category == rule.path.parent.name
+
+
+@pytest.mark.parametrize("rule", CATALOGUE.rules, ids=[r.id for r in CATALOGUE.rules])
+def test_rule_has_docs_references_and_examples(rule):
+    assert rule.docs["what"].strip() and rule.docs["why"].strip()
+    assert all(u.startswith("https://") for u in rule.docs["references"])
+    assert rule.examples["bad"] and rule.examples["good"]
+    if rule.fix and rule.fix["safety"] == "unsafe":
+        assert rule.docs.get("fix_safety"), "an unsafe fix must say why"
+
+
+def _broken_copy(tmp_path, text, name="NRN101-tensor-cuda-method.yaml"):
+    folder = tmp_path / "device"
+    folder.mkdir()
+    path = folder / name
+    path.write_text(text)
+    return path
+
+
+def test_missing_field_is_an_error_naming_file_and_field(tmp_path):
+    text = (rules_dir() / "device" / "NRN101-tensor-cuda-method.yaml").read_text()
+    path = _broken_copy(tmp_path, text.replace("summary: Tensor or module moved with `.cuda()`\n", ""))
+    with pytest.raises(RuleError) as err:
+        load_rule(path)
+    assert str(path) in str(err.value) and "summary" in str(err.value)
+
+
+def test_bad_matcher_kind_names_the_match_field(tmp_path):
+    text = (rules_dir() / "device" / "NRN101-tensor-cuda-method.yaml").read_text()
+    path = _broken_copy(tmp_path, text.replace("kind: method", "kind: methd", 1))
+    with pytest.raises(RuleError, match=r"NRN101-tensor-cuda-method.yaml: field 'match"):
+        load_rule(path)
+
+
+def test_wrong_category_folder_is_an_error(tmp_path):
+    text = (rules_dir() / "device" / "NRN101-tensor-cuda-method.yaml").read_text()
+    path = _broken_copy(tmp_path, text.replace("category: device", "category: runtime"))
+    with pytest.raises(RuleError, match="category"):
+        load_rule(path)
+
+
+def test_invalid_yaml_is_an_error_naming_the_file(tmp_path):
+    path = _broken_copy(tmp_path, "id: [unclosed\n")
+    with pytest.raises(RuleError, match="NRN101-tensor-cuda-method.yaml"):
+        load_rule(path)
+
+
+def test_broken_rule_makes_the_cli_exit_2(tmp_path, cli, monkeypatch):
+    # A checkout whose rules/ holds a broken file: the scan must refuse to run, naming it.
+    import subprocess, sys, os
+    from conftest import ROOT
+
+    root = tmp_path / "checkout"
+    shutil.copytree(ROOT / "migrator", root / "migrator")
+    shutil.copytree(ROOT / "rules", root / "rules")
+    shutil.copytree(ROOT / "templates", root / "templates")
+    bad = root / "rules" / "device" / "NRN101-tensor-cuda-method.yaml"
+    bad.write_text(bad.read_text().replace("severity: error", "severity: fatal"))
+    (tmp_path / "x.py").write_text("x = 1\n")
+    proc = subprocess.run([sys.executable, "-m", "migrator", "scan", str(tmp_path / "x.py")], capture_output=True,
+                          text=True, env={**os.environ, "PYTHONPATH": str(root)}, cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "NRN101-tensor-cuda-method.yaml" in proc.stderr and "severity" in proc.stderr

@@ -1,0 +1,129 @@
+"""Scanning behaviour a user notices: aliases, contexts, file kinds, walking, bad input."""
+
+import json
+
+import pytest
+
+from migrator import ScanOptions, scan_paths, scan_source
+
+
+def ids(source, target="portable", kind="python", path="x.py"):
+    return [f.rule_id for f in scan_source(source, path, kind, ScanOptions(target=target))]
+
+
+@pytest.mark.parametrize(
+    "name, source, expected",
+    [
+        ("plain import", "import torch\ntorch.cuda.synchronize()\n", ["NRN202"]),
+        ("import as", "import torch as th\nth.cuda.synchronize()\n", ["NRN202"]),
+        ("from torch import cuda", "from torch import cuda\ncuda.synchronize()\n", ["NRN202"]),
+        ("from torch.cuda import amp", "from torch.cuda import amp\nwith amp.autocast():\n    pass\n", ["NRN301"]),
+        ("from-import of the function", "from torch.cuda import synchronize as sync\nsync()\n", ["NRN202"]),
+        ("import inside a function", "def f():\n    import torch.cuda as tc\n    tc.synchronize()\n", ["NRN202"]),
+        ("import after use at module level", "def f():\n    return torch.cuda.device_count()\nimport torch\n", ["NRN205"]),
+        ("not imported: a local name", "cuda = object()\ncuda.synchronize()\n", []),
+        ("function-local import does not leak", "def f():\n    from torch import cuda\ncuda.synchronize()\n", []),
+        ("catch-all torch.cuda API", "import torch\ntorch.cuda.get_device_properties(0)\n", ["NRN209"]),
+        ("torch.cuda passed as a value", "import torch\nmod = torch.cuda\n", ["NRN209"]),
+    ],
+)
+def test_qualified_names_resolve_through_aliases(name, source, expected):
+    assert ids(source) == expected
+
+
+@pytest.mark.parametrize(
+    "name, source",
+    [
+        ("comment", "import torch\n# move to cuda\nx = 1\n"),
+        ("docstring", '"""Uses "cuda" when present."""\nimport torch\n'),
+        ("log message", "import logging\nlogging.info('cuda')\nprint('cuda:0')\n"),
+        ("dictionary key", "import torch\nstats = {'cuda': 1}\n"),
+        ("unrelated variable", "import torch\nbackend_name = 'cuda'\n"),
+    ],
+)
+def test_cuda_strings_outside_device_positions_are_not_findings(name, source):
+    assert ids(source) == []
+
+
+def test_device_chosen_once_is_reported_once_at_the_choice():
+    source = "import torch\ndevice = torch.device('cuda')\na = x.to(device)\nb = y.to(device)\nc = z.to(device)\n"
+    findings = scan_source(source, "x.py")
+    assert [(f.rule_id, f.span.line) for f in findings] == [("NRN102", 2)]
+
+
+def test_guarded_device_is_one_soft_finding_not_three():
+    source = "import torch\ndevice = 'cuda' if torch.cuda.is_available() else 'cpu'\n"
+    findings = scan_source(source, "x.py")
+    assert [(f.rule_id, f.severity.value) for f in findings] == [("NRN103", "warning")]
+    assert "falls back to CPU" in findings[0].message
+
+
+def test_severity_and_fix_depend_on_the_target():
+    source = "import torch\nm = torch.compile(model, mode='max-autotune')\n"
+    assert [f.severity.value for f in scan_source(source, "x.py", options=ScanOptions(target="portable"))] == ["info"]
+    neuron = scan_source(source, "x.py", options=ScanOptions(target="neuron"))
+    assert [(f.rule_id, f.severity.value, f.fixable) for f in neuron] == [("NRN501", "warning", True)]
+    xla = {f.rule_id for f in scan_source(source, "x.py", options=ScanOptions(target="xla"))}
+    assert xla == {"NRN501", "NRN503"}
+
+
+def test_span_is_one_based_and_covers_the_node():
+    (finding,) = scan_source("import torch\nx = t.cuda()\n", "x.py")
+    assert (finding.span.line, finding.span.column, finding.span.end_line, finding.span.end_column) == (2, 5, 2, 13)
+
+
+def test_syntax_error_becomes_a_finding_and_the_scan_goes_on(tmp_path):
+    (tmp_path / "bad.py").write_text("import torch\ndef broken(:\n    x.cuda()\n")
+    (tmp_path / "good.py").write_text("import torch\nx.cuda()\n")
+    (tmp_path / "latin.py").write_bytes(b"# -*- coding: utf-8 -*-\nx = '\xff'.cuda()\n")
+    report = scan_paths([tmp_path])
+    by_file = {(f.path.rsplit("/", 1)[-1], f.rule_id) for f in report.findings}
+    assert ("bad.py", "NRN000") in by_file and ("good.py", "NRN101") in by_file
+    assert ("latin.py", "NRN000") in by_file
+    assert report.files == 3
+
+
+def test_walk_honours_gitignore_and_skips_git_venv_and_build(tmp_path):
+    bad = "import torch\nx.cuda()\n"
+    (tmp_path / ".gitignore").write_text("generated/\n*.tmp.py\n")
+    for rel in ["src/a.py", "generated/b.py", "c.tmp.py", ".git/d.py", "build/e.py", "env/f.py", "sub/.gitignore"]:
+        p = tmp_path / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(bad if rel.endswith(".py") else "g.py\n")
+    (tmp_path / "env" / "pyvenv.cfg").write_text("home = /usr\n")
+    (tmp_path / "sub" / "g.py").write_text(bad)
+    (tmp_path / "sub" / "h.py").write_text(bad)
+    paths = sorted(f.path.split(str(tmp_path) + "/", 1)[1] for f in scan_paths([tmp_path]).findings)
+    assert paths == ["src/a.py", "sub/h.py"]
+
+
+def test_other_file_kinds_are_scanned(tmp_path):
+    from conftest import copy_samples
+
+    samples = copy_samples(tmp_path / "s")
+    found = {(f.path.rsplit("/", 1)[-1], f.rule_id) for f in scan_paths([samples]).findings}
+    assert {("Dockerfile", "NRN801"), ("requirements.txt", "NRN802"), ("run_train.sh", "NRN701"), ("run_train.sh", "NRN702")} <= found
+
+
+def test_notebook_findings_are_cell_addressed_and_magics_ignored(tmp_path):
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("# Training"),
+        nbformat.v4.new_code_cell("%matplotlib inline\nimport torch as th"),
+        nbformat.v4.new_code_cell("!nvidia-smi\nmodel = net.cuda()"),
+    ]
+    path = tmp_path / "train.ipynb"
+    nbformat.write(nb, path)
+    findings = scan_paths([path]).findings
+    assert [(f.rule_id, f.cell, f.span.line) for f in findings] == [("NRN702", 3, 1), ("NRN101", 3, 2)]
+
+
+def test_parallel_scan_finds_the_same_as_serial(tmp_path):
+    from conftest import copy_samples
+
+    samples = copy_samples(tmp_path / "s")
+    serial = scan_paths([samples], ScanOptions(jobs=1)).findings
+    parallel = scan_paths([samples], ScanOptions(jobs=2)).findings
+    assert [f.to_dict() for f in serial] == [f.to_dict() for f in parallel]

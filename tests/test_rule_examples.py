@@ -1,0 +1,13 @@
+"""Every rule's embedded good/bad examples, collected automatically (no per-rule test code)."""
+
+import pytest
+
+from migrator.catalogue import load_catalogue
+from migrator.testing import check_example, collect_examples
+
+CASES = list(collect_examples(load_catalogue()))
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_rule_example(case):
+    assert check_example(case) == []
