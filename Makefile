@@ -1,26 +1,39 @@
-# `make demo` and `make test` each build their own virtual environment.
+# `make demo` and `make test` each build their own virtual environment; nothing else is needed.
 PYTHON ?= python3
 DEMO_VENV := .venv-demo
 TEST_VENV := .venv-test
-PIP_FLAGS := --quiet --disable-pip-version-check
+PIP := --quiet --disable-pip-version-check
+OUT := demo-out
 
-.PHONY: demo test e2e clean
+.PHONY: demo test clean
 
 $(DEMO_VENV)/.done: pyproject.toml
 	$(PYTHON) -m venv $(DEMO_VENV)
-	$(DEMO_VENV)/bin/pip install $(PIP_FLAGS) -e . "torch==2.13.0"
+	$(DEMO_VENV)/bin/pip install $(PIP) -e . "torch==2.13.0" numpy
 	touch $@
 
 $(TEST_VENV)/.done: pyproject.toml
 	$(PYTHON) -m venv $(TEST_VENV)
-	$(TEST_VENV)/bin/pip install $(PIP_FLAGS) -e ".[test]"
+	$(TEST_VENV)/bin/pip install $(PIP) -e ".[test]"
 	touch $@
 
 demo: $(DEMO_VENV)/.done
-	$(DEMO_VENV)/bin/python bench/demo.py
+	@rm -rf $(OUT) && mkdir -p $(OUT)
+	@echo "== 1. scan samples/ (target: portable)"
+	$(DEMO_VENV)/bin/neuron-migrator scan samples --fail-on never --statistics
+	@echo "== 2. fix samples/train_amp.py (diff only; nothing is written)"
+	-$(DEMO_VENV)/bin/neuron-migrator fix samples/train_amp.py
+	@echo "== 3. scan the installed torch package (real third-party code; full report in $(OUT)/torch-scan.txt)"
+	$(DEMO_VENV)/bin/neuron-migrator scan "$$($(DEMO_VENV)/bin/python -c 'import os, torch; print(os.path.dirname(torch.__file__))' 2>/dev/null)" \
+		--fail-on never --statistics > $(OUT)/torch-scan.txt
+	@sed -n '/^Found /,$$p' $(OUT)/torch-scan.txt
+	@echo "== 4. generate a trn2.48xlarge launch template (boto3 JSON and CloudFormation)"
+	$(DEMO_VENV)/bin/neuron-migrator generate launch-template --instance-type trn2.48xlarge --region us-east-2 --name demo --output $(OUT)/trn2-json
+	$(DEMO_VENV)/bin/neuron-migrator generate launch-template --instance-type trn2.48xlarge --region us-east-2 --name demo --format cloudformation --output $(OUT)/trn2-cfn
+	@echo "== outputs are in $(OUT)/"
 
 test: $(TEST_VENV)/.done
 	$(TEST_VENV)/bin/python -m pytest -q
 
 clean:
-	rm -rf $(DEMO_VENV) $(TEST_VENV) demo-out dist build
+	rm -rf $(DEMO_VENV) $(TEST_VENV) $(OUT) dist build

@@ -8,6 +8,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
+# moto reads these when its backends start; AWS managed policies (AmazonSSMManagedInstanceCore)
+# exist only when loaded, and default AMIs are skipped for speed (iac.md §5, §7).
+os.environ["MOTO_IAM_LOAD_MANAGED_POLICIES"] = "true"
+os.environ.setdefault("MOTO_EC2_LOAD_DEFAULT_AMIS", "false")
+
 
 @pytest.fixture
 def cli(tmp_path):

@@ -1,0 +1,133 @@
+"""The command line as a user runs it: exit codes, formats, fix safety and faithful writes."""
+
+import json
+import os
+import stat
+
+import pytest
+
+
+def test_version(cli):
+    proc = cli("--version", check=0)
+    assert "neuron-migrator 0.1.0" in proc.stdout
+
+
+def test_scan_exit_codes_follow_fail_on(cli, tmp_path):
+    (tmp_path / "clean.py").write_text("import torch\nx = torch.ones(2)\n")
+    (tmp_path / "warn.py").write_text("import torch\ntorch.cuda.empty_cache()\n")
+    cli("scan", tmp_path / "clean.py", check=0)
+    cli("scan", tmp_path / "warn.py", check=0)  # a warning is below the default --fail-on error
+    cli("scan", tmp_path / "warn.py", "--fail-on", "warning", check=1)
+    (tmp_path / "err.py").write_text("import torch\nx.cuda()\n")
+    cli("scan", tmp_path, check=1)
+    cli("scan", tmp_path, "--fail-on", "never", check=0)
+
+
+@pytest.mark.parametrize("args", [["scan", "missing_dir"], ["scan", ".", "--target", "tpu"], ["scan", ".", "--format", "xml"],
+                                  ["scan", ".", "--fail-on", "sometimes"], ["rules", "NRN999"], ["frobnicate"]])
+def test_usage_errors_exit_2(cli, args):
+    proc = cli(*args)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+
+
+def test_text_output_groups_by_file_and_summarises(cli, tmp_path):
+    (tmp_path / "a.py").write_text("import torch\nx.cuda()\ntorch.cuda.synchronize()\n")
+    out = cli("scan", tmp_path / "a.py", check=1).stdout
+    assert f"{tmp_path}/a.py:2:1 NRN101 [*] `.cuda()`" in out
+    assert "(error)" in out
+    assert out.strip().splitlines()[-1].startswith("Found 2 findings (2 error) in 1 files")
+
+
+def test_json_output_has_the_documented_fields(cli, tmp_path):
+    (tmp_path / "a.py").write_text("import torch\nwith torch.cuda.amp.autocast():\n    pass\n")
+    data = json.loads(cli("scan", tmp_path, "--format", "json", check=1).stdout)
+    assert len(data) == 1
+    required = {"rule_id", "rule_name", "category", "severity", "path", "line", "column", "end_line", "end_column",
+                "message", "fixable", "fix_safety"}
+    assert required <= set(data[0])
+    assert (data[0]["rule_id"], data[0]["category"], data[0]["line"], data[0]["fixable"], data[0]["fix_safety"]) == (
+        "NRN301", "precision", 2, True, "safe")
+
+
+def test_rules_lists_and_explains(cli):
+    listing = cli("rules", check=0).stdout
+    assert "NRN101" in listing and "tensor-cuda-method" in listing
+    shown = cli("rules", "nrn401", check=0).stdout
+    assert "Why is this bad?" in shown and "References" in shown and "https://" in shown
+
+
+def test_fix_prints_a_diff_and_writes_nothing_without_write(cli, tmp_path):
+    src = "import torch\nx = torch.ones(2).cuda()\n"
+    path = tmp_path / "a.py"
+    path.write_text(src)
+    proc = cli("fix", path, check=1)
+    assert "-x = torch.ones(2).cuda()" in proc.stdout and "+x = torch.ones(2).to(DEVICE)" in proc.stdout
+    assert path.read_text() == src
+
+
+def test_fix_write_keeps_encoding_bom_newlines_and_mode_and_is_idempotent(cli, tmp_path):
+    path = tmp_path / "crlf.py"
+    original = "\ufeff# -*- coding: utf-8 -*-\r\nimport torch\r\nname = 'naïve'\r\nx = torch.zeros(1).cuda()\r\n"
+    path.write_bytes(original.encode("utf-8"))
+    os.chmod(path, 0o754)
+    latin = tmp_path / "latin.py"
+    latin.write_bytes("# -*- coding: latin-1 -*-\nimport torch\ns = 'é'\ntorch.cuda.synchronize()\n".encode("latin-1"))
+    cli("fix", tmp_path, "--write", check=0)
+    data = path.read_bytes()
+    assert data.startswith(b"\xef\xbb\xbf") and b"\r\n" in data and b"\n" not in data.replace(b"\r\n", b"")
+    assert "naïve" in data.decode("utf-8-sig") and ".to(DEVICE)" in data.decode("utf-8-sig")
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o754
+    assert "é" in latin.read_bytes().decode("latin-1") and b"torch.accelerator.synchronize" in latin.read_bytes()
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    proc = cli("fix", tmp_path, "--write", check=0)
+    assert "0 fixed" in proc.stderr
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
+def test_unsafe_fixes_only_with_the_flag(cli, tmp_path):
+    path = tmp_path / "seed.py"
+    path.write_text("import torch\ntorch.cuda.manual_seed_all(1)\n")
+    proc = cli("fix", path, "--write", check=0)
+    assert "unsafe fix: rerun with --unsafe-fixes" in proc.stderr
+    assert "manual_seed_all" in path.read_text()
+    cli("fix", path, "--write", "--unsafe-fixes", check=0)
+    assert path.read_text() == "import torch\ntorch.manual_seed(1)\n"
+
+
+def test_fix_targets_neuron_and_xla(cli, tmp_path):
+    path = tmp_path / "d.py"
+    path.write_text("import torch.distributed as dist\ndist.init_process_group('nccl')\nx = y.cuda()\n")
+    out = cli("fix", path, "--target", "neuron", check=1).stdout
+    assert "+dist.init_process_group(\"neuron\")" in out and '+x = y.to("neuron")' in out
+    out = cli("fix", path, "--target", "xla", check=1).stdout
+    assert "+import torch_xla.distributed.xla_backend" in out and '+dist.init_process_group("xla")' in out
+    assert "+x = y.to(torch_xla.device())" in out
+
+
+def test_unparseable_file_is_reported_and_left_alone(cli, tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("x.cuda(\n")
+    good = tmp_path / "good.py"
+    good.write_text("import torch\nx = y.cuda()\n")
+    proc = cli("fix", tmp_path, "--write")
+    assert proc.returncode == 2
+    assert "bad.py: not changed" in proc.stderr
+    assert bad.read_text() == "x.cuda(\n" and ".to(DEVICE)" in good.read_text()
+
+
+def test_changed_on_disk_is_not_overwritten(tmp_path, monkeypatch):
+    from migrator import api
+
+    path = tmp_path / "a.py"
+    path.write_text("import torch\nx = y.cuda()\n")
+    real = api.fix_source
+
+    def edit_meanwhile(*args, **kwargs):
+        outcome = real(*args, **kwargs)
+        path.write_text("# edited by someone else\n")
+        return outcome
+
+    monkeypatch.setattr(api, "fix_source", edit_meanwhile)
+    (result,) = api.fix_paths([path], write=True)
+    assert not result.written and "changed on disk" in result.error
+    assert path.read_text() == "# edited by someone else\n"

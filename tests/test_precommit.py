@@ -1,0 +1,60 @@
+"""The shipped hook, run by the real pre-commit in a temporary git repository."""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+
+def git(*args, cwd):
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True).stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def hook_repo(tmp_path_factory):
+    """A committed copy of this project, so pre-commit can install it by `rev`."""
+    repo = tmp_path_factory.mktemp("hook-repo")
+    for name in ("migrator", "rules", "templates"):
+        shutil.copytree(ROOT / name, repo / name, ignore=shutil.ignore_patterns("__pycache__", "_data"))
+    for name in ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml"):
+        shutil.copy(ROOT / name, repo / name)
+    git("init", "-q", cwd=repo)
+    git("-c", "user.email=t@e", "-c", "user.name=t", "add", "-A", cwd=repo)
+    git("-c", "user.email=t@e", "-c", "user.name=t", "commit", "-qm", "hook", cwd=repo)
+    return repo, git("rev-parse", "HEAD", cwd=repo)
+
+
+def test_commit_adding_cuda_is_blocked_and_clean_commit_passes(tmp_path, hook_repo):
+    repo, rev = hook_repo
+    user = tmp_path / "user"
+    user.mkdir()
+    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "cache"), "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@e"}
+    git("init", "-q", cwd=user)
+    (user / ".pre-commit-config.yaml").write_text(
+        f"repos:\n- repo: {repo}\n  rev: {rev}\n  hooks:\n  - id: neuron-migrator\n")
+    precommit = [sys.executable, "-m", "pre_commit"]
+    subprocess.run([*precommit, "install"], cwd=user, env=env, check=True, capture_output=True)
+
+    def commit(message):
+        subprocess.run(["git", "add", "-A"], cwd=user, env=env, check=True)
+        return subprocess.run(["git", "commit", "-m", message], cwd=user, env=env, capture_output=True, text=True)
+
+    (user / "README.md").write_text("no python here\n")
+    empty = commit("no matching files")
+    assert empty.returncode == 0, empty.stdout + empty.stderr
+
+    (user / "train.py").write_text("import torch\nmodel = torch.nn.Linear(2, 2)\n")
+    clean = commit("clean")
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+
+    (user / "train.py").write_text("import torch\nmodel = torch.nn.Linear(2, 2).cuda()\n")
+    blocked = commit("add cuda")
+    assert blocked.returncode != 0
+    assert "NRN101" in blocked.stdout + blocked.stderr
+    assert git("log", "--format=%s", cwd=user).splitlines() == ["clean", "no matching files"]
