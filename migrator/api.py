@@ -202,8 +202,16 @@ def fix_source(data: bytes | str, path: str, kind: str = "python", options: Scan
                unsafe: bool = False) -> FixOutcome:
     """Fix one file's content in memory; returns the new text and what was applied or left."""
     index = _index(options)
+    raw = data if isinstance(data, bytes) else data.encode("utf-8")
+    if kind == "python" and not index.python_may_match(raw.decode("utf-8", errors="replace")):
+        return FixOutcome(_decode(raw))  # nothing the catalogue looks for: not parsed, not changed
     if isinstance(data, bytes):
-        text = _decode_python(data) if kind == "python" else _decode(data)
+        try:
+            text = _decode_python(data) if kind == "python" else _decode(data)
+        except cst.ParserSyntaxError as exc:
+            return FixOutcome(_decode(data), failed=f"does not parse: {exc.message} (line {exc.raw_line})")
+        except (UnicodeDecodeError, LookupError, SyntaxError, RecursionError) as exc:
+            return FixOutcome(_decode(data), failed=f"cannot decode: {exc}")
     else:
         text = data
     is_test = is_test_path(path)
@@ -232,6 +240,9 @@ def _fix_notebook(text: str, path: str, index: RuleIndex, options: ScanOptions, 
         lambda m: scan_python(m, path, index, options.target, is_test=is_test, line_map=joined.locate),
         options.target, unsafe=unsafe,
     )
+    for cell, first, shell in joined.shell:
+        for finding in scan_text(shell, path, "shell", index, options.target, is_test=is_test, cell=cell, line_offset=first - 1):
+            outcome.manual.append((finding, "no automatic fix for shell lines in notebooks"))
     if outcome.failed or not outcome.changed:
         outcome.source = text
         return outcome
@@ -260,8 +271,7 @@ def fix_paths(paths: Sequence[str | os.PathLike[str]], options: ScanOptions = Sc
         except Exception as exc:  # noqa: BLE001 - a crash in one file's rewrite leaves it untouched
             results.append(FileFix(path, "", FixOutcome(""), error=f"internal error while fixing: {exc!r}"))
             continue
-        before = outcome.source if not outcome.changed else None
-        fixed = FileFix(path, _before_text(data, kind) if before is None else before, outcome)
+        fixed = FileFix(path, _before_text(data, kind), outcome)
         if outcome.failed:
             fixed.error = outcome.failed
         if not outcome.changed and not outcome.manual and not outcome.failed:

@@ -8,6 +8,7 @@ refused.
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -174,6 +175,14 @@ _FULL_EXPRESSION_PARENTS = (cst.Expr, cst.Assign, cst.AnnAssign, cst.AugAssign, 
                             cst.Element, cst.DictElement, cst.WithItem, cst.Param, cst.IfExp)
 
 
+class _SingleQuotes(cst.CSTTransformer):
+    def leave_SimpleString(self, original_node: cst.SimpleString, updated_node: cst.SimpleString) -> cst.SimpleString:
+        value = updated_node.value
+        if value.startswith('"') and not value.startswith('"""') and "'" not in value:
+            return updated_node.with_changes(value="'" + value[1:-1] + "'")
+        return updated_node
+
+
 class _Apply(cst.CSTTransformer):
     def __init__(self, replacements: dict[int, cst.CSTNode]) -> None:
         super().__init__()
@@ -199,6 +208,9 @@ class _Apply(cst.CSTTransformer):
             if key not in self.deferred:
                 self.applied.add(key)
                 new = self.replacements[key]
+                if any(isinstance(n, cst.FormattedString) for n in self.stack):
+                    # Before Python 3.12 an f-string cannot reuse its own quote inside `{}`.
+                    new = new.visit(_SingleQuotes())
                 parent = self.stack[-1] if self.stack else None
                 if isinstance(new, (cst.IfExp, cst.BooleanOperation, cst.Lambda)) and not isinstance(parent, _FULL_EXPRESSION_PARENTS):
                     new = new.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
@@ -250,6 +262,14 @@ def _insert_constant(module: cst.Module, name: str, code: str) -> cst.Module:
     new = cst.parse_statement(line + "\n")
     body.insert(index, new)
     return module.with_changes(body=body)
+
+
+def _compiles(source: str) -> bool:
+    try:
+        compile(source, "<original>", "exec", dont_inherit=True, flags=ast.PyCF_ONLY_AST)
+        return True
+    except (SyntaxError, ValueError):
+        return False
 
 
 Scanner = Callable[[cst.Module], list[Finding]]
@@ -316,8 +336,14 @@ def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False)
     new_source = module.code
     try:
         cst.parse_module(new_source)
+        if outcome.applied:
+            # libcst accepts newer grammar than the running Python; check with the interpreter too.
+            compile(new_source, "<fixed>", "exec", dont_inherit=True, flags=ast.PyCF_ONLY_AST)
     except cst.ParserSyntaxError as exc:
         return FixOutcome(source, failed=f"rewrite refused: output does not parse ({exc.message})")
+    except SyntaxError as exc:
+        if _compiles(source):
+            return FixOutcome(source, failed=f"rewrite refused: output does not parse on this Python ({exc.msg}, line {exc.lineno})")
     outcome.source = new_source
     # What is still reported after the last pass is left for a person.
     applied_ids = {id(f) for f in outcome.applied}

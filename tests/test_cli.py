@@ -131,3 +131,19 @@ def test_changed_on_disk_is_not_overwritten(tmp_path, monkeypatch):
     (result,) = api.fix_paths([path], write=True)
     assert not result.written and "changed on disk" in result.error
     assert path.read_text() == "# edited by someone else\n"
+
+
+def test_neuron_fix_inside_an_f_string_stays_valid_python(cli, tmp_path):
+    path = tmp_path / "f.py"
+    path.write_text('import torch\nprint(f"{x.cuda()}")\n')
+    cli("fix", path, "--target", "neuron", "--write", check=0)
+    text = path.read_text()
+    assert text == "import torch\nprint(f\"{x.to('neuron')}\")\n"
+    compile(text, "f.py", "exec")
+
+
+def test_fix_skips_binary_files_that_scan_skips(cli, tmp_path):
+    (tmp_path / "garbage.py").write_bytes(bytes(range(256)) * 2)
+    (tmp_path / "ok.py").write_text("import torch\nx = y.cuda()\n")
+    proc = cli("fix", tmp_path, "--write", check=0)
+    assert "1 fixed, 0 left for a person, 0 failed." in proc.stderr

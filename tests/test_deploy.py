@@ -153,7 +153,7 @@ def test_impossible_spec_exits_2_naming_the_field_and_writes_nothing(cli, tmp_pa
 
 
 def test_hostile_tags_stay_data(tmp_path):
-    nasty = 'x"}, "Injected": {"a": 1}, "y": "${AWS::Region} $(rm -rf /) &anchor\n- z'
+    nasty = 'x"}, "Injected": {"a": 1}, "y": "${AWS::Region} $(rm -rf /) &anchor *alias # - z: {{ q }}'
     for fmt, name in (("json", "launch-template.json"), ("cloudformation", "launch-template.cfn.yaml")):
         out = _generate(tmp_path, "trn2.48xlarge", fmt, tags=(("Team", nasty),))
         text = (out / name).read_text()
@@ -175,3 +175,28 @@ def test_instances_command_prints_the_catalog(cli):
     assert "trn2.48xlarge" in out and "inf2.xlarge" in out
     data = json.loads(cli("instances", "--format", "json", check=0).stdout)
     assert data["trn1.32xlarge"]["efa_interfaces"] == 8 and data["trn1.32xlarge"]["source"]
+
+
+@pytest.mark.parametrize(
+    "extra, field",
+    [
+        (["--tag", "k=v", "--tag", "k=w"], "--tag"),
+        (["--tag", "k=" + "x" * 300], "--tag"),
+        (["--tag", "k=line\nbreak"], "--tag"),
+    ],
+)
+def test_bad_tags_exit_2(cli, tmp_path, extra, field):
+    proc = cli("generate", "launch-template", "--instance-type", "trn2.48xlarge", "--region", "us-east-2",
+               "--output", tmp_path / "out", *extra)
+    assert proc.returncode == 2 and field in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_output_that_is_a_file_exits_2(cli, tmp_path):
+    target = tmp_path / "file"
+    target.write_text("keep me\n")
+    for out in (target, target / "sub"):
+        proc = cli("generate", "launch-template", "--instance-type", "trn2.48xlarge", "--region", "us-east-2", "--output", out)
+        assert proc.returncode == 2 and "--output" in proc.stderr and "Traceback" not in proc.stderr
+    assert target.read_text() == "keep me\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]

@@ -123,9 +123,17 @@ def _validate(spec: LaunchSpec) -> dict[str, Any]:
         raise SpecError("--ami-ssm-parameter", "must be an SSM parameter path starting with '/'")
     if target == "inf1" and not spec.ami_id:
         raise SpecError("--ami-id", "Inf1 needs a DLAMI from Neuron SDK <= 2.26.1 (no SSM alias exists); pass its id")
+    seen: set[str] = set()
     for key, value in spec.tags:
-        if not key or len(key) > 128 or len(value) > 256 or key.lower().startswith("aws:"):
-            raise SpecError("--tag", f"'{key}' is not a valid tag (key 1-128 chars, not 'aws:', value <= 256)")
+        if not key or len(key) > 128 or key.lower().startswith("aws:") or key in ("Name", "neuron-migrator:target"):
+            raise SpecError("--tag", f"key '{key[:40]}' is not allowed (1-128 characters, not 'aws:', not Name: use --name)")
+        if len(value) > 256:
+            raise SpecError("--tag", f"value of '{key[:40]}' is longer than 256 characters")
+        if any(ord(c) < 32 for c in key + value):
+            raise SpecError("--tag", f"'{key[:40]}' contains control characters (newlines, tabs)")
+        if key in seen:
+            raise SpecError("--tag", f"key '{key[:40]}' is given twice")
+        seen.add(key)
     return {**inst, "type": spec.instance_type, "target": target}
 
 
@@ -244,12 +252,20 @@ def load_cfn_yaml(text: str) -> dict[str, Any]:
 def _write_all(output: Path, rendered: dict[str, str]) -> list[Path]:
     """Write every file or none: stage in a temporary folder beside `output`, then move."""
     output = Path(output)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    stage = Path(tempfile.mkdtemp(prefix=".nrn-stage-", dir=output.parent))
+    if output.exists() and not output.is_dir():
+        raise SpecError("--output", f"'{output}' is a file, not a folder")
+    try:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        stage = Path(tempfile.mkdtemp(prefix=".nrn-stage-", dir=output.parent))
+    except OSError as exc:
+        raise SpecError("--output", f"cannot write into '{output}': {exc.strerror}") from None
     try:
         for name, text in rendered.items():
             (stage / name).write_text(text, encoding="utf-8")
-        output.mkdir(exist_ok=True)
+        try:
+            output.mkdir(exist_ok=True)
+        except OSError as exc:
+            raise SpecError("--output", f"cannot create '{output}': {exc.strerror}") from None
         written = []
         for name in rendered:
             os.replace(stage / name, output / name)
