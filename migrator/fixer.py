@@ -71,12 +71,13 @@ class _Renderer:
         text = self.spec[key].format(**values) if values else self.spec[key]
         return re.sub(r"\bDEVICE\b", self.constant_name, text)
 
+    def _arg(self, arg: cst.Arg) -> str:
+        """One argument's source, without its trailing comma and whitespace."""
+        clean = arg.with_changes(comma=cst.MaybeSentinel.DEFAULT, whitespace_after_arg=cst.SimpleWhitespace(""))
+        return self.module.code_for_node(clean).strip()
+
     def _args(self, call: cst.Call) -> str:
-        parts = []
-        for arg in call.args:
-            clean = arg.with_changes(comma=cst.MaybeSentinel.DEFAULT, whitespace_after_arg=cst.SimpleWhitespace(""))
-            parts.append(self.module.code_for_node(clean).strip())
-        return ", ".join(parts)
+        return ", ".join(self._arg(arg) for arg in call.args)
 
     def placeholders(self, cand: Candidate) -> dict[str, str]:
         values = dict(cand.values)
@@ -150,8 +151,7 @@ class _Renderer:
                 else:
                     device = self._expr("device_fstring", expr=self.module.code_for_node(value))
             else:
-                clean = arg.with_changes(comma=cst.MaybeSentinel.DEFAULT, whitespace_after_arg=cst.SimpleWhitespace(""))
-                rest.append(self.module.code_for_node(clean).strip())
+                rest.append(self._arg(arg))
         return f"{receiver}.to({', '.join([device, *rest])})"
 
     def _arguments(self, call: cst.Call, entry: dict[str, Any]) -> str:
@@ -164,8 +164,7 @@ class _Renderer:
             if arg.keyword is not None and arg.keyword.value in setting:
                 args.append(f"{arg.keyword.value}={setting.pop(arg.keyword.value)}")
                 continue
-            clean = arg.with_changes(comma=cst.MaybeSentinel.DEFAULT, whitespace_after_arg=cst.SimpleWhitespace(""))
-            args.append(self.module.code_for_node(clean).strip())
+            args.append(self._arg(arg))
         args.extend(f"{k}={v}" for k, v in setting.items())
         return f"{self.module.code_for_node(call.func)}({', '.join(args)})"
 
