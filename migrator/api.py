@@ -110,7 +110,11 @@ def scan_source(data: bytes | str, path: str, kind: str = "python", options: Sca
             return [_parse_error(path, f"cannot decode: {exc}")]
         except RecursionError:
             return [_parse_error(path, "too deeply nested to parse")]
-        return scan_python(module, path, index, options.target, is_test=is_test)
+        try:
+            source = raw.decode(module.encoding)
+        except (UnicodeDecodeError, LookupError):
+            source = None
+        return scan_python(module, path, index, options.target, is_test=is_test, source=source)
     text = _decode(raw)
     if kind == "notebook":
         return _scan_notebook(text, path, index, options, is_test)
@@ -132,7 +136,8 @@ def _scan_notebook(text: str, path: str, index: RuleIndex, options: ScanOptions,
     except cst.ParserSyntaxError as exc:
         cell, line = joined.locate(exc.raw_line)
         return findings + [_parse_error(path, f"syntax error: {exc.message}", line, exc.raw_column + 1, cell)]
-    findings += scan_python(module, path, index, options.target, is_test=is_test, line_map=joined.locate)
+    findings += scan_python(module, path, index, options.target, is_test=is_test, line_map=joined.locate,
+                            source=joined.source)
     findings.sort(key=lambda f: (f.cell or 0, f.span.line, f.span.column))
     return findings
 

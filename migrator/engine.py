@@ -12,10 +12,11 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from .catalogue import Catalogue, RuleSpec
 from .findings import Finding, Fix, Safety, Span
+from .positions import node_ranges
+from .walk import walk
 from .resolve import dotted_name, import_bindings, imported_modules, module_bindings
 
 __all__ = ["RuleIndex", "Candidate", "scan_python", "scan_text", "ParseFailure"]
@@ -62,7 +63,8 @@ class RuleIndex:
         self.device_strings: dict[str, list[RuleSpec]] = {}
         self.strings: list[tuple[re.Pattern[str], RuleSpec]] = []
         self.text: list[tuple[re.Pattern[str], RuleSpec, tuple[str, ...]]] = []
-        tokens: set[str] = set()
+        self._requirements: list[tuple[str, tuple[tuple[str, ...], ...]]] = []
+        need = self._need
         for rule in catalogue.rules:
             for m in rule.matchers:
                 kind = m["kind"]
@@ -70,40 +72,57 @@ class RuleIndex:
                     exact, prefix = (self.call_exact, self.call_prefix) if kind == "call" else (self.ref_exact, self.ref_prefix)
                     for q in m.get("qualified_names", []):
                         exact.setdefault(q, []).append(rule)
-                        tokens.add(q.rsplit(".", 1)[-1])
+                        need(*_name_requirement(q))
                     for p in m.get("prefixes", []):
                         prefix.append((p, rule))
-                        tokens.add(p.rsplit(".", 1)[-1])
+                        need(*_name_requirement(p))
                 elif kind == "method":
                     for n in m["names"]:
                         self.methods.setdefault(n, []).append(rule)
-                        tokens.add(n)
+                        need(n, ((f".{n}(",),))
                 elif kind == "import":
                     for mod in m["modules"]:
                         self.imports.append((mod, rule))
-                        tokens.add(mod.split(".")[-1])
+                        need(*_module_requirement(mod))
                 elif kind == "argument":
                     for q in m["qualified_names"]:
                         self.arguments.setdefault(q, []).append((rule, m))
-                        tokens.add(q.rsplit(".", 1)[-1])
+                        need(*_name_requirement(q))
                 elif kind == "device-string":
                     for ctx in m["contexts"]:
                         self.device_strings.setdefault(ctx, []).append(rule)
-                    tokens.add("cuda")
+                    need("cuda", (('"cuda',), ("'cuda",)))
                 elif kind == "string":
                     self.strings.append((re.compile(m["pattern"]), rule))
-                    tokens.add(_literal_token(m["pattern"]))
+                    token = _literal_token(m["pattern"])
+                    need(token, ((token,),))
                 elif kind == "text":
                     self.text.append((re.compile(m["pattern"]), rule, tuple(m["file_kinds"])))
         # Longest prefix first, so the most specific rule wins.
         self.call_prefix.sort(key=lambda pr: -len(pr[0]))
         self.ref_prefix.sort(key=lambda pr: -len(pr[0]))
-        parts = sorted(tokens, key=len, reverse=True)
-        self._token_re = re.compile("|".join(re.escape(t) for t in parts)) if parts else None
+        gates: dict[str, list[tuple[tuple[str, ...], ...]]] = {}
+        for gate, alternatives in dict.fromkeys(self._requirements):
+            gates.setdefault(gate, []).append(alternatives)
+        self._gates = [(g.encode(), [tuple(tuple(t.encode() for t in alt) for alt in alts) for alts in group])
+                       for g, group in gates.items()]
 
-    def python_may_match(self, text: str) -> bool:
-        """Cheap test: can any Python rule match this text? (TorchFix-style substring prefilter)."""
-        return self._token_re is not None and self._token_re.search(text) is not None
+    def _need(self, gate: str, alternatives: tuple[tuple[str, ...], ...]) -> None:
+        self._requirements.append((gate, alternatives))
+
+    def python_may_match(self, data: bytes | str) -> bool:
+        """Cheap test: can any Python rule match this source? (a prefilter, as TorchFix's)
+
+        Each rule contributes substrings that every match must contain (see
+        `_name_requirement`), so a file that fails the test cannot produce a finding.
+        """
+        raw = data.encode("utf-8", errors="replace") if isinstance(data, str) else data
+        for gate, group in self._gates:
+            if gate in raw:
+                for alternatives in group:
+                    if any(all(t in raw for t in alt) for alt in alternatives):
+                        return True
+        return False
 
     def lookup(self, qname: str, is_callee: bool) -> RuleSpec | None:
         """The most specific call/reference rule for a qualified name, if any."""
@@ -118,6 +137,33 @@ class RuleIndex:
                         best = (len(prefix), rule)
                     break
         return best[1] if best else None
+
+
+def _name_requirement(qname: str) -> tuple[str, tuple[tuple[str, ...], ...]]:
+    """Substrings any reference to `qname` (a.b.c) must contain, as (gate, alternatives).
+
+    A reference is either an attribute chain ending in `.c` that also names `b` (`x.b.c`, or
+    `x.c` after `import a.b as x`), or a from-import of `c` (`from a.b import c`).
+    """
+    parts = qname.split(".")
+    last = parts[-1]
+    if len(parts) == 1:
+        return last, ((last,),)
+    parent, module = parts[-2], ".".join(parts[:-1])
+    if len(parts) > 2:
+        return parent, ((f".{last}", parent), (f"from {module}", last))
+    # `torch.compile`: the attribute form, or a from-import naming it after `import` or a comma.
+    return last, ((f".{last}", parent), (f"import {last}",), (f"from {module} import", f", {last}"),
+                  (f"from {module} import (", last))
+
+
+def _module_requirement(module: str) -> tuple[str, tuple[tuple[str, ...], ...]]:
+    """Substrings an import of `module` must contain: `import m`, `from m`, `, m` or `from a import b`."""
+    parts = module.split(".")
+    alternatives = [(f"import {module}",), (f"from {module}",), (f", {module}", "import")]
+    if len(parts) > 1:
+        alternatives.append((f"from {'.'.join(parts[:-1])} import", parts[-1]))
+    return parts[-1], tuple(alternatives)
 
 
 def _literal_token(pattern: str) -> str:
@@ -271,7 +317,7 @@ class _Collector(cst.CSTVisitor):
                 if self.resolve(call.func) == "torch.cuda.is_available":
                     found.append(call)
 
-        test.visit(_Find())
+        walk(test, _Find())
         return found[0] if found else None
 
     # -- calls, references, methods, arguments ---------------------------------------------
@@ -390,6 +436,7 @@ def scan_python(
     *,
     is_test: bool = False,
     line_map: Any = None,
+    source: str | None = None,
 ) -> list[Finding]:
     """Match one parsed module; return findings in source order.
 
@@ -399,12 +446,13 @@ def scan_python(
         index: the compiled catalogue.
         target: `portable`, `neuron`, `xla` or `inf1`: decides severities, messages and fixes.
         line_map: optional callable line -> (cell, line) for notebooks.
+        source: the module's text if known (saves generating it again).
     """
     collector = _Collector(index, module)
-    module.visit(collector)
+    walk(module, collector)
     if not collector.candidates:
         return []
-    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    ranges = node_ranges(module, module.code if source is None else source, [c.node for c in collector.candidates])
     findings: list[Finding] = []
     seen: set[tuple[str, int]] = set()
     for cand in collector.candidates:
@@ -414,12 +462,12 @@ def scan_python(
         if key in seen:
             continue
         seen.add(key)
-        rng = positions[cand.node]
-        line, end_line, cell = rng.start.line, rng.end.line, None
+        line, column, end_line, end_column = ranges[id(cand.node)]
+        cell = None
         if line_map is not None:
-            cell, line = line_map(rng.start.line)
-            _, end_line = line_map(rng.end.line)
-        findings.append(_finding(cand, path, target, Span(line, rng.start.column + 1, end_line, rng.end.column + 1),
+            cell, line = line_map(line)
+            _, end_line = line_map(end_line)
+        findings.append(_finding(cand, path, target, Span(line, column + 1, end_line, end_column + 1),
                                  _snippet(module, cand.node), cell, is_test))
     findings.sort(key=lambda f: (f.cell or 0, f.span.line, f.span.column, f.rule_id))
     return findings

@@ -127,3 +127,28 @@ def test_parallel_scan_finds_the_same_as_serial(tmp_path):
     serial = scan_paths([samples], ScanOptions(jobs=1)).findings
     parallel = scan_paths([samples], ScanOptions(jobs=2)).findings
     assert [f.to_dict() for f in serial] == [f.to_dict() for f in parallel]
+
+
+def test_fast_positions_equal_libcst_position_provider():
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    from conftest import ROOT
+    from migrator.api import _index
+    from migrator.engine import _Collector
+    from migrator.positions import node_ranges
+    from migrator.walk import walk
+
+    sources = [p.read_text() for p in (ROOT / "samples").glob("*.py")]
+    sources.append("x = (\r\n  t.cuda()  )\r\n\ndef f(device='cuda:1'):\n    return f'{a.cuda()}' if b else [torch.float64]\n")
+    for source in sources:
+        module = cst.parse_module(source)
+        collector = _Collector(_index(ScanOptions()), module)
+        walk(module, collector)
+        nodes = [c.node for c in collector.candidates]
+        assert nodes
+        expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        got = node_ranges(module, source, nodes)
+        for node in nodes:
+            r = expected[node]
+            assert got[id(node)] == (r.start.line, r.start.column, r.end.line, r.end.column)

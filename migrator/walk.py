@@ -1,0 +1,58 @@
+"""A read-only traversal of a libcst tree, several times faster than `Module.visit`.
+
+`Module.visit` rebuilds every node on the way back up, even for a visitor that changes nothing.
+Scanning only reads, so this walks the dataclass fields directly, skips whitespace and
+punctuation, and calls the visitor's `visit_<Node>` / `leave_<Node>` methods as libcst would
+(a `visit_` returning False skips the children).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable
+
+import libcst as cst
+
+__all__ = ["walk"]
+
+_SKIP_FIELDS = {"lpar", "rpar", "comma", "semicolon", "dot", "equal", "colon", "whitespace", "header", "footer",
+                "leading_lines", "lines_after_decorators", "newline", "operator", "relative", "star", "asynchronous"}
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _fields(cls: type) -> tuple[str, ...]:
+    names = _FIELDS.get(cls)
+    if names is None:
+        names = tuple(
+            f.name for f in dataclasses.fields(cls)
+            if f.name not in _SKIP_FIELDS and not f.name.startswith("whitespace")
+        )
+        _FIELDS[cls] = names
+    return names
+
+
+def walk(node: cst.CSTNode, visitor: Any) -> None:
+    """Visit `node` and its descendants in source order with `visitor`'s visit_/leave_ methods."""
+    handlers: dict[type, tuple[Callable | None, Callable | None]] = {}
+
+    def run(current: cst.CSTNode) -> None:
+        cls = type(current)
+        pair = handlers.get(cls)
+        if pair is None:
+            name = cls.__name__
+            pair = (getattr(visitor, f"visit_{name}", None), getattr(visitor, f"leave_{name}", None))
+            handlers[cls] = pair
+        enter, leave = pair
+        if enter is None or enter(current) is not False:
+            for field_name in _fields(cls):
+                value = getattr(current, field_name)
+                if isinstance(value, cst.CSTNode):
+                    run(value)
+                elif isinstance(value, (tuple, list)):
+                    for item in value:
+                        if isinstance(item, cst.CSTNode):
+                            run(item)
+        if leave is not None:
+            leave(current)
+
+    run(node)
