@@ -1,6 +1,6 @@
 """Library entry points. Nothing here prints or exits; the CLI is a thin shell over these.
 
-    report = scan_paths(["src/"], target="neuron")
+    report = scan_paths(["src/"], ScanOptions(target="neuron"))
     for finding in report.findings: ...
 """
 
@@ -10,18 +10,19 @@ import difflib
 import os
 import time
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Iterable, Sequence
-
-import libcst as cst
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 from .catalogue import Catalogue, load_catalogue
 from .discover import discover, is_test_path
-from .engine import RuleIndex, scan_python, scan_text
 from .findings import Finding, Severity, Span
-from .fixer import FixOutcome, fix_python, fix_text_lines
 from .fsutil import ChangedOnDisk, atomic_write, digest
+from .suppress import apply_suppressions
+
+if TYPE_CHECKING:
+    from .engine import RuleIndex
+    from .fixer import FixOutcome
 
 __all__ = ["ScanOptions", "ScanReport", "FileFix", "scan_paths", "scan_source", "fix_paths", "fix_source"]
 
@@ -34,43 +35,65 @@ class ScanOptions:
         target: `portable` (default), `neuron`, `xla` or `inf1`.
         select/ignore: rule id prefixes (`NRN2` = every runtime rule).
         exclude: gitignore-style patterns of paths to skip.
+        per_file_ignores: (gitignore-style pattern, rule id prefixes) pairs; patterns are
+            relative to `root` (the folder of the configuration file).
+        extend_rules: extra rule folders (team rules, NRN9xx).
+        report_unused_noqa: report `# noqa` codes that suppress nothing (NRN001).
         jobs: worker processes (1 = in process).
+        cache_dir: where to keep results between runs (None = no cache).
+        progress: callback(done, total) after each file, for progress bars.
     """
 
     target: str = "portable"
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    root: Path | None = None
+    extend_rules: tuple[Path, ...] = ()
+    report_unused_noqa: bool = False
     jobs: int = 1
+    cache_dir: Path | None = None
+    progress: Callable[[int, int], None] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass
 class ScanReport:
-    """Findings plus run figures: files scanned, lines read, seconds of wall time."""
+    """Findings plus run figures: files scanned, lines read, seconds of wall time, cache hits."""
 
     findings: list[Finding] = field(default_factory=list)
     files: int = 0
     lines: int = 0
     seconds: float = 0.0
+    cached: int = 0
 
     def count_at_or_above(self, level: Severity) -> int:
         return sum(1 for f in self.findings if f.severity.rank >= level.rank)
 
 
-_INDEX_CACHE: dict[tuple, RuleIndex] = {}
+_INDEX_CACHE: dict[tuple, "RuleIndex"] = {}
+PARALLEL_MIN_BYTES = 512 * 1024
 
 
-def _index(options: ScanOptions) -> RuleIndex:
-    key = (options.select, options.ignore, options.target)
+def catalogue_for(options: ScanOptions) -> Catalogue:
+    """The rules a scan with `options` runs (selection and target applied)."""
+    return load_catalogue(options.extend_rules).select(options.select, options.ignore).for_target(options.target)
+
+
+def _index(options: ScanOptions) -> "RuleIndex":
+    from .engine import RuleIndex  # libcst loads only when something must be parsed
+
+    key = (options.select, options.ignore, options.target, options.extend_rules)
     if key not in _INDEX_CACHE:
-        catalogue = load_catalogue().select(options.select, options.ignore).for_target(options.target)
-        _INDEX_CACHE[key] = RuleIndex(catalogue)
+        everything = load_catalogue(options.extend_rules).for_target(options.target)
+        enabled = {r.id for r in catalogue_for(options).rules}
+        _INDEX_CACHE[key] = RuleIndex(everything, enabled)
     return _INDEX_CACHE[key]
 
 
 def _parse_error(path: str, message: str, line: int = 1, column: int = 1, cell: int | None = None) -> Finding:
     return Finding(
-        rule_id="NRN000", rule_name="parse-error", category="parse", severity=Severity.WARNING,
+        rule_id="NRN000", rule_name="parse-error", category="tool", severity=Severity.WARNING,
         path=path, span=Span(line, column, line, column), message=f"file not scanned: {message}", cell=cell,
         snippet=message,
     )
@@ -93,14 +116,19 @@ def scan_source(data: bytes | str, path: str, kind: str = "python", options: Sca
         kind: `python`, `notebook`, `shell`, `dockerfile` or `requirements`.
 
     Returns:
-        Findings in source order; a file that cannot be decoded or parsed yields one `NRN000`
-        finding instead (the scan goes on).
+        Findings in source order, `# noqa` suppressions applied; a file that cannot be decoded
+        or parsed yields one `NRN000` finding instead (the scan goes on).
     """
+    import libcst as cst
+
+    from .engine import scan_python, scan_text
+
     index = _index(options)
     is_test = is_test_path(path)
     raw = data.encode("utf-8") if isinstance(data, str) else data
+    unused = options.report_unused_noqa
     if kind == "python":
-        if not index.python_may_match(raw.decode("utf-8", errors="replace")):
+        if not index.python_may_match(raw) and not (unused and b"noqa" in raw):
             return []
         try:
             module = cst.parse_module(raw)
@@ -113,15 +141,22 @@ def scan_source(data: bytes | str, path: str, kind: str = "python", options: Sca
         try:
             source = raw.decode(module.encoding)
         except (UnicodeDecodeError, LookupError):
-            source = None
-        return scan_python(module, path, index, options.target, is_test=is_test, source=source)
+            source = module.code
+        found = scan_python(module, path, index, options.target, is_test=is_test, source=source)
+        lines = source.splitlines()
+        return apply_suppressions(found, lambda cell: lines, path=path, report_unused=unused)
     text = _decode(raw)
     if kind == "notebook":
         return _scan_notebook(text, path, index, options, is_test)
-    return scan_text(text, path, kind, index, options.target, is_test=is_test)
+    lines = text.splitlines()
+    found = scan_text(text, path, kind, index, options.target, is_test=is_test)
+    return apply_suppressions(found, lambda cell: lines, path=path, report_unused=unused)
 
 
-def _scan_notebook(text: str, path: str, index: RuleIndex, options: ScanOptions, is_test: bool) -> list[Finding]:
+def _scan_notebook(text: str, path: str, index: "RuleIndex", options: ScanOptions, is_test: bool) -> list[Finding]:
+    import libcst as cst
+
+    from .engine import scan_python, scan_text
     from .notebook import join_cells
 
     try:
@@ -139,7 +174,28 @@ def _scan_notebook(text: str, path: str, index: RuleIndex, options: ScanOptions,
     findings += scan_python(module, path, index, options.target, is_test=is_test, line_map=joined.locate,
                             source=joined.source)
     findings.sort(key=lambda f: (f.cell or 0, f.span.line, f.span.column))
-    return findings
+    cells = {i: c.source.splitlines() for i, c in enumerate(joined.notebook.cells, start=1) if c.cell_type == "code"}
+    return apply_suppressions(findings, lambda cell: cells.get(cell, []), path=path, cells=list(cells),
+                              report_unused=options.report_unused_noqa)
+
+
+def _per_file_filter(options: ScanOptions) -> Callable[[Finding], bool]:
+    """True for a finding that `per_file_ignores` does not drop."""
+    if not options.per_file_ignores:
+        return lambda f: True
+    import pathspec
+
+    root = (options.root or Path.cwd()).resolve()
+    specs = [(pathspec.GitIgnoreSpec.from_lines([pattern]), codes) for pattern, codes in options.per_file_ignores]
+
+    def keep(f: Finding) -> bool:
+        try:
+            rel = Path(f.path).resolve().relative_to(root).as_posix()
+        except ValueError:
+            rel = f.path
+        return not any(spec.match_file(rel) and any(f.rule_id.startswith(c) for c in codes) for spec, codes in specs)
+
+    return keep
 
 
 def _scan_file(args: tuple[str, str, ScanOptions]) -> tuple[list[Finding], int]:
@@ -149,36 +205,73 @@ def _scan_file(args: tuple[str, str, ScanOptions]) -> tuple[list[Finding], int]:
     except OSError as exc:
         return [_parse_error(path, f"cannot read: {exc.strerror}")], 0
     findings = scan_source(data, Path(path).as_posix(), kind, options)
-    # Workers return plain findings: CST nodes stay in the process that parsed them.
-    if options.jobs > 1:
-        findings = [_strip(f) for f in findings]
-    return findings, data.count(b"\n")
+    # Results cross processes and the cache: CST nodes stay in the process that parsed them.
+    return [_strip(f) for f in findings] if options.jobs > 1 or options.cache_dir else findings, data.count(b"\n")
 
 
 def _strip(f: Finding) -> Finding:
-    from dataclasses import replace
-
     return replace(f, node=None, plan=None)
 
 
 def scan_paths(paths: Sequence[str | os.PathLike[str]], options: ScanOptions = ScanOptions()) -> ScanReport:
     """Scan files and folders (see `discover` for what is walked).
 
+    With `options.cache_dir`, files whose content, catalogue, target and tool version are
+    unchanged since the last run are not parsed again (results are identical either way).
+
     Raises:
         FileNotFoundError: a given path does not exist.
         catalogue.RuleError: a rule file is broken.
     """
+    from .cache import ResultCache
+
     start = time.perf_counter()
-    _index(options)  # fail early on a broken catalogue
-    files = [(str(p), kind, options) for p, kind in discover(paths, options.exclude)]
+    catalogue = catalogue_for(options)  # fail early on a broken catalogue
+    files = [(str(p), kind) for p, kind in discover(paths, options.exclude)]
     report = ScanReport(files=len(files))
-    if options.jobs > 1 and len(files) > 1:
+    cache = ResultCache.open(options.cache_dir, catalogue, options) if options.cache_dir else None
+    results: dict[str, tuple[list[Finding], int]] = {}
+    todo: list[tuple[str, str, ScanOptions]] = []
+    digests: dict[str, str] = {}
+    for path, kind in files:
+        if cache is not None:
+            try:
+                digests[path] = digest(Path(path).read_bytes())
+            except OSError:
+                digests[path] = ""
+            hit = cache.get(path, digests[path])
+            if hit is not None:
+                results[path] = hit
+                continue
+        todo.append((path, kind, options))
+    report.cached = len(results)
+    done = len(results)
+    if options.progress:
+        options.progress(done, len(files))
+    # Starting worker processes costs more than parsing a few ordinary files (pre-commit).
+    size = sum(os.path.getsize(path) for path, _, _ in todo if os.path.exists(path))
+    if options.jobs > 1 and len(todo) > 1 and size > PARALLEL_MIN_BYTES:
         with ProcessPoolExecutor(max_workers=options.jobs) as pool:
-            results = list(pool.map(_scan_file, files, chunksize=max(1, len(files) // (options.jobs * 8))))
+            stream = pool.map(_scan_file, todo, chunksize=max(1, min(16, len(todo) // (options.jobs * 8))))
+            for (path, _, _), result in zip(todo, stream):
+                results[path] = result
+                done += 1
+                if options.progress:
+                    options.progress(done, len(files))
     else:
-        results = [_scan_file(f) for f in files]
-    for findings, lines in results:
-        report.findings.extend(findings)
+        for item in todo:
+            results[item[0]] = _scan_file(item)
+            done += 1
+            if options.progress:
+                options.progress(done, len(files))
+    if cache is not None:
+        for path, _, _ in todo:
+            cache.put(path, digests[path], *results[path])
+        cache.save()
+    keep = _per_file_filter(options)
+    for path, _ in files:
+        found, lines = results[path]
+        report.findings.extend(f for f in found if keep(f))
         report.lines += lines
     report.seconds = time.perf_counter() - start
     return report
@@ -206,6 +299,10 @@ class FileFix:
 def fix_source(data: bytes | str, path: str, kind: str = "python", options: ScanOptions = ScanOptions(),
                unsafe: bool = False) -> FixOutcome:
     """Fix one file's content in memory; returns the new text and what was applied or left."""
+    import libcst as cst
+
+    from .engine import scan_python, scan_text
+    from .fixer import FixOutcome, fix_python, fix_text_lines  # libcst.codemod is slow to import
     index = _index(options)
     raw = data if isinstance(data, bytes) else data.encode("utf-8")
     if kind == "python" and not index.python_may_match(raw.decode("utf-8", errors="replace")):
@@ -221,19 +318,32 @@ def fix_source(data: bytes | str, path: str, kind: str = "python", options: Scan
         text = data
     is_test = is_test_path(path)
     if kind == "python":
-        return fix_python(text, lambda m: scan_python(m, path, index, options.target, is_test=is_test), options.target, unsafe=unsafe)
+        def scan(module):
+            lines = module.code.splitlines()
+            found = scan_python(module, path, index, options.target, is_test=is_test)
+            return apply_suppressions(found, lambda cell: lines, path=path)
+
+        return fix_python(text, scan, options.target, unsafe=unsafe)
     if kind == "notebook":
         return _fix_notebook(text, path, index, options, unsafe, is_test)
-    findings = scan_text(text, path, kind, index, options.target, is_test=is_test)
+    lines = text.splitlines()
+    findings = apply_suppressions(scan_text(text, path, kind, index, options.target, is_test=is_test),
+                                  lambda cell: lines, path=path)
     return fix_text_lines(text, findings, options.target, unsafe=unsafe)
 
 
 def _decode_python(data: bytes) -> str:
+    import libcst as cst
+
     module = cst.parse_module(data) if data else cst.parse_module("")
     return module.code
 
 
-def _fix_notebook(text: str, path: str, index: RuleIndex, options: ScanOptions, unsafe: bool, is_test: bool) -> FixOutcome:
+def _fix_notebook(text: str, path: str, index: "RuleIndex", options: ScanOptions, unsafe: bool, is_test: bool) -> FixOutcome:
+    import libcst as cst  # noqa: F401
+
+    from .engine import scan_python, scan_text
+    from .fixer import FixOutcome, fix_python
     from .notebook import join_cells, split_cells
 
     try:
@@ -263,6 +373,8 @@ def fix_paths(paths: Sequence[str | os.PathLike[str]], options: ScanOptions = Sc
     changed on disk since it was read, or whose rewrite fails, is left untouched and reported in
     `FileFix.error`. Files with nothing to report are omitted.
     """
+    from .fixer import FixOutcome
+
     results: list[FileFix] = []
     for p, kind in discover(paths, options.exclude):
         path = p.as_posix()
@@ -300,6 +412,8 @@ def _before_text(data: bytes, kind: str) -> str:
 
 def _encode(text: str, original: bytes, kind: str) -> bytes:
     """Encode like the original: Python by its own coding cookie/BOM (libcst), others UTF-8/BOM."""
+    import libcst as cst
+
     if kind == "python":
         module = cst.parse_module(original)
         return cst.parse_module(text).with_changes(encoding=module.encoding).bytes

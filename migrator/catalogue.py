@@ -7,8 +7,12 @@ cannot express (file name = id + name, folder = category, id range = category).
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import pickle
 import re
+import tempfile
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -170,14 +174,41 @@ def load_catalogue(extra_dirs: Iterable[Path] = ()) -> Catalogue:
 
 @lru_cache(maxsize=8)
 def _load_cached(extra: tuple[str, ...]) -> Catalogue:
+    files = [path for root in (rules_dir(), *map(Path, extra)) for path in sorted(root.rglob("NRN*.yaml"))]
+    # Validating 30+ YAML files against the schema costs about half a second; a catalogue whose
+    # files are byte-for-byte unchanged is read back from a pickle instead (pre-commit speed).
+    h = hashlib.sha256((rules_dir() / "schema.json").read_bytes())
+    for path in files:
+        h.update(str(path).encode() + b"\0" + path.read_bytes())
+    store = _user_cache() / f"catalogue-{h.hexdigest()[:24]}.pickle"
+    try:
+        with open(store, "rb") as handle:
+            cached = pickle.load(handle)
+        if isinstance(cached, Catalogue):
+            return cached
+    except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ValueError, TypeError):
+        pass
     rules: dict[str, RuleSpec] = {}
-    for root in (rules_dir(), *map(Path, extra)):
-        for path in sorted(root.rglob("NRN*.yaml")):
-            rule = load_rule(path)
-            if rule.id in rules:
-                raise RuleError(f"{path}: field 'id': {rule.id} is already used by {rules[rule.id].path}")
-            rules[rule.id] = rule
-    return Catalogue(tuple(sorted(rules.values(), key=lambda r: r.id)))
+    for path in files:
+        rule = load_rule(path)
+        if rule.id in rules:
+            raise RuleError(f"{path}: field 'id': {rule.id} is already used by {rules[rule.id].path}")
+        rules[rule.id] = rule
+    catalogue = Catalogue(tuple(sorted(rules.values(), key=lambda r: r.id)))
+    try:
+        store.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=store.parent, suffix=".tmp")
+        with os.fdopen(fd, "wb") as handle:
+            pickle.dump(catalogue, handle, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, store)
+    except OSError:
+        pass  # the cache is optional
+    return catalogue
+
+
+def _user_cache() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "neuron-migrator"
 
 
 @lru_cache(maxsize=1)

@@ -1,14 +1,19 @@
 """neuron-migrator command line.
 
-    neuron-migrator scan PATH... [--target portable|neuron|xla|inf1] [--format text|json]
+    neuron-migrator scan PATH... [--target portable|neuron|xla|inf1] [--format text|json|sarif|github|junit]
                                  [--fail-on error|warning|info|never] [--select NRN1] [--ignore NRN209]
+                                 [--baseline FILE] [--exit-zero] [--report-unused-noqa] [-j N] [--no-cache]
     neuron-migrator fix PATH... [--target ...] [--write] [--unsafe-fixes]
-    neuron-migrator rules [NRN101]
+    neuron-migrator baseline create PATH... [--output FILE]
+    neuron-migrator rules [NRN101 | test DIR]
     neuron-migrator instances [--format text|json]
     neuron-migrator generate launch-template --instance-type TYPE --region REGION --output DIR [...]
 
-Exit codes: 0 clean; 1 findings at or above --fail-on (scan) or files left to change (fix
-without --write); 2 usage, configuration or tool errors.
+Settings come from [tool.neuron-migrator] in the nearest pyproject.toml (see migrator/settings.py);
+flags override them.
+
+Exit codes: 0 clean (or --exit-zero); 1 findings at or above --fail-on (scan) or files left to
+change (fix without --write); 2 usage, configuration or tool errors.
 """
 
 from __future__ import annotations
@@ -52,55 +57,148 @@ def _main(version: bool = typer.Option(False, "--version", callback=_version, is
     """Scan, fix and deploy PyTorch code for AWS Neuron."""
 
 
+def _settings(config: Optional[Path]):
+    from .settings import SettingsError, load_settings
+
+    try:
+        return load_settings(config)
+    except SettingsError as exc:
+        raise _fail(str(exc)) from None
+
+
+def _scan_options(settings, target, select, ignore, exclude, extend_exclude, jobs, unused_noqa, no_cache, cache_dir, progress=None):
+    from .api import ScanOptions
+    from .cache import DEFAULT_CACHE_DIR
+
+    target = target or settings.target
+    _check_target(target)
+    root = settings.root or Path.cwd()
+    excludes = tuple(exclude) or settings.exclude
+    cache = None if no_cache else (cache_dir or root / DEFAULT_CACHE_DIR)
+    return ScanOptions(
+        target=target, select=tuple(select) or settings.select, ignore=tuple(ignore) or settings.ignore,
+        exclude=excludes + settings.extend_exclude + tuple(extend_exclude), per_file_ignores=settings.per_file_ignores,
+        root=settings.root, extend_rules=settings.extend_rules, report_unused_noqa=unused_noqa,
+        jobs=jobs or (os.cpu_count() or 1), cache_dir=cache, progress=progress,
+    )
+
+
+def _progress_bar():
+    """A rich progress bar on stderr, only when stderr is a terminal (and the scan is long)."""
+    if not sys.stderr.isatty():
+        return None, None
+    from rich.console import Console
+    from rich.progress import Progress
+
+    progress = Progress(console=Console(stderr=True), transient=True)
+    task = progress.add_task("scanning", total=None)
+
+    def update(done: int, total: int) -> None:
+        if total >= 200 and not progress.live.is_started:
+            progress.start()
+        progress.update(task, completed=done, total=total)
+
+    return progress, update
+
+
+CONFIG_HELP = "pyproject.toml to read [tool.neuron-migrator] from (default: the nearest one up from here)."
+
+
 @app.command()
 def scan(
     paths: List[Path] = typer.Argument(..., help="Files or folders to scan."),
-    target: str = typer.Option("portable", "--target", "-t", help=TARGET_HELP),
-    fmt: str = typer.Option("text", "--format", "-f", help="text or json."),
-    fail_on: str = typer.Option("error", "--fail-on", help="Lowest severity that makes the exit code 1: error, warning, info or never."),
+    target: Optional[str] = typer.Option(None, "--target", "-t", help=TARGET_HELP),
+    fmt: str = typer.Option("text", "--format", "-f", help="text, json, sarif, github or junit."),
+    fail_on: Optional[str] = typer.Option(None, "--fail-on", help="Lowest severity that makes the exit code 1: error (default), warning, info or never."),
     select: List[str] = typer.Option([], "--select", help="Only rules whose id starts with this (repeatable)."),
     ignore: List[str] = typer.Option([], "--ignore", help="Skip rules whose id starts with this (repeatable)."),
-    exclude: List[str] = typer.Option([], "--exclude", help="gitignore-style pattern of paths to skip (repeatable)."),
+    exclude: List[str] = typer.Option([], "--exclude", help="gitignore-style pattern of paths to skip; replaces the configured list (repeatable)."),
+    extend_exclude: List[str] = typer.Option([], "--extend-exclude", help="Pattern to skip in addition (repeatable)."),
+    baseline: Optional[Path] = typer.Option(None, "--baseline", help="Report only findings not recorded in this baseline file."),
+    exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even when findings reach --fail-on."),
+    unused_noqa: bool = typer.Option(False, "--report-unused-noqa", help="Report `# noqa` codes that suppress nothing (NRN001)."),
     jobs: int = typer.Option(0, "--jobs", "-j", help="Worker processes (0 = one per CPU)."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the result cache."),
+    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Result cache folder (default .neuron-migrator-cache beside the config)."),
     statistics: bool = typer.Option(False, "--statistics", help="Also print counts per category."),
+    config: Optional[Path] = typer.Option(None, "--config", help=CONFIG_HELP),
 ) -> None:
     """Report migration blockers in PATHS."""
-    from .api import ScanOptions, scan_paths
+    from .api import scan_paths
+    from .baseline import BaselineError, filter_new, read_baseline
     from .catalogue import RuleError
     from .findings import Severity
     from .reporters import REPORTERS
 
-    _check_target(target)
+    settings = _settings(config)
     if fmt not in REPORTERS:
         raise _fail(f"--format: '{fmt}' is not one of {', '.join(REPORTERS)}")
+    fail_on = fail_on or settings.fail_on
     if fail_on not in ("error", "warning", "info", "never"):
         raise _fail(f"--fail-on: '{fail_on}' is not one of error, warning, info, never")
-    options = ScanOptions(target=target, select=tuple(select), ignore=tuple(ignore), exclude=tuple(exclude),
-                          jobs=jobs or (os.cpu_count() or 1))
+    progress, update = _progress_bar()
+    options = _scan_options(settings, target, select, ignore, exclude, extend_exclude, jobs, unused_noqa, no_cache, cache_dir, update)
+    try:
+        known = read_baseline(baseline) if baseline else None
+        report = scan_paths(paths, options)
+    except (FileNotFoundError, RuleError, BaselineError) as exc:
+        raise _fail(str(exc)) from None
+    finally:
+        if progress is not None:
+            progress.stop()
+    findings = filter_new(report.findings, known) if known is not None else report.findings
+    color = fmt == "text" and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    stats = {"files": report.files, "lines": report.lines, "seconds": report.seconds, "statistics": statistics,
+             "target": options.target, "extend_rules": options.extend_rules, "color": color,
+             "baselined": len(report.findings) - len(findings) if known is not None else None}
+    sys.stdout.write(REPORTERS[fmt](findings, stats))
+    if not exit_zero and fail_on != "never" and any(f.severity.rank >= Severity(fail_on).rank for f in findings):
+        raise typer.Exit(1)
+
+
+baseline_app = typer.Typer(no_args_is_help=True, help="Record today's findings so that only new ones fail.")
+app.add_typer(baseline_app, name="baseline")
+
+
+@baseline_app.command("create")
+def baseline_create(
+    paths: List[Path] = typer.Argument(..., help="Files or folders to scan."),
+    output: Path = typer.Option(Path(".neuron-migrator-baseline.json"), "--output", "-o", help="Baseline file to write."),
+    target: Optional[str] = typer.Option(None, "--target", "-t", help=TARGET_HELP),
+    config: Optional[Path] = typer.Option(None, "--config", help=CONFIG_HELP),
+) -> None:
+    """Write a baseline of the current findings (use it with `scan --baseline FILE`)."""
+    from .api import scan_paths
+    from .baseline import write_baseline
+    from .catalogue import RuleError
+
+    settings = _settings(config)
+    options = _scan_options(settings, target, [], [], [], [], 0, False, True, None)
     try:
         report = scan_paths(paths, options)
     except (FileNotFoundError, RuleError) as exc:
         raise _fail(str(exc)) from None
-    stats = {"files": report.files, "lines": report.lines, "seconds": report.seconds, "statistics": statistics}
-    sys.stdout.write(REPORTERS[fmt](report.findings, stats))
-    if fail_on != "never" and report.count_at_or_above(Severity(fail_on)):
-        raise typer.Exit(1)
+    count = write_baseline(report.findings, output)
+    typer.echo(f"wrote {output}: {count} findings recorded")
 
 
 @app.command()
 def fix(
     paths: List[Path] = typer.Argument(..., help="Files or folders to fix."),
-    target: str = typer.Option("portable", "--target", "-t", help=TARGET_HELP),
+    target: Optional[str] = typer.Option(None, "--target", "-t", help=TARGET_HELP),
     write: bool = typer.Option(False, "--write", help="Write the changes (default: print a unified diff)."),
-    unsafe_fixes: bool = typer.Option(False, "--unsafe-fixes", help="Also apply fixes that may change numerics or behaviour."),
+    unsafe_fixes: Optional[bool] = typer.Option(None, "--unsafe-fixes/--no-unsafe-fixes", help="Also apply fixes that may change numerics or behaviour."),
     exclude: List[str] = typer.Option([], "--exclude", help="gitignore-style pattern of paths to skip (repeatable)."),
+    config: Optional[Path] = typer.Option(None, "--config", help=CONFIG_HELP),
 ) -> None:
     """Rewrite what can be rewritten safely; print a diff unless --write."""
-    from .api import ScanOptions, fix_paths
+    from .api import fix_paths
 
-    _check_target(target)
+    settings = _settings(config)
+    options = _scan_options(settings, target, [], [], exclude, [], 1, False, True, None)
+    unsafe = settings.unsafe_fixes if unsafe_fixes is None else unsafe_fixes
     try:
-        results = fix_paths(paths, ScanOptions(target=target, exclude=tuple(exclude)), unsafe=unsafe_fixes, write=write)
+        results = fix_paths(paths, options, unsafe=unsafe, write=write)
     except FileNotFoundError as exc:
         raise _fail(str(exc)) from None
     applied = manual = failed = 0
@@ -128,24 +226,33 @@ def fix(
 
 
 @app.command()
-def rules(rule_id: Optional[str] = typer.Argument(None, help="Show one rule in full.")) -> None:
-    """List the rule catalogue, or explain one rule."""
+def rules(
+    args: Optional[List[str]] = typer.Argument(None, help="NRNxxx to explain one rule, or `test DIR` to check a rule folder's examples."),
+    config: Optional[Path] = typer.Option(None, "--config", help=CONFIG_HELP),
+) -> None:
+    """List the rule catalogue, explain one rule, or test a folder of team rules."""
     from .catalogue import RuleError, TARGETS as ALL, load_catalogue
 
+    args = args or []
+    settings = _settings(config)
+    if args[:1] == ["test"]:
+        if len(args) != 2:
+            raise _fail("usage: neuron-migrator rules test DIR")
+        return _rules_test(Path(args[1]))
     try:
-        catalogue = load_catalogue()
+        catalogue = load_catalogue(settings.extend_rules)
     except RuleError as exc:
         raise _fail(str(exc)) from None
-    if rule_id is None:
+    if not args:
         typer.echo(f"{'id':7} {'name':28} {'category':13} {'portable':8} {'neuron':8} {'xla':8} fix")
         for r in catalogue.rules:
             sev = [(r.severity_for(t).value if r.severity_for(t) else "off") for t in ALL[:3]]
             typer.echo(f"{r.id:7} {r.name:28} {r.category:13} {sev[0]:8} {sev[1]:8} {sev[2]:8} {'yes' if r.fix else '-'}")
         return
     try:
-        r = catalogue.by_id(rule_id)
+        r = catalogue.by_id(args[0])
     except KeyError:
-        raise _fail(f"rule '{rule_id}' does not exist; see `neuron-migrator rules`") from None
+        raise _fail(f"rule '{args[0]}' does not exist; see `neuron-migrator rules`") from None
     typer.echo(f"{r.id} {r.name}: {r.summary}\n")
     typer.echo(f"What it does\n  {r.docs['what'].strip()}\n\nWhy is this bad?\n  {r.docs['why'].strip()}\n")
     bad = r.examples["bad"][0]
@@ -155,6 +262,35 @@ def rules(rule_id: Optional[str] = typer.Argument(None, help="Show one rule in f
     if r.fix:
         typer.echo(f"Fix safety\n  {r.fix['safety']}: {r.docs.get('fix_safety', 'keeps behaviour on the GPU').strip()}\n")
     typer.echo("References\n" + "".join(f"  {u}\n" for u in r.docs["references"]))
+
+
+def _rules_test(folder: Path) -> None:
+    """Validate a team's rule folder and run its embedded examples, like `fixit test`."""
+    from .catalogue import RuleError, load_catalogue
+    from .testing import check_example, collect_examples
+
+    if not folder.is_dir():
+        raise _fail(f"{folder}: not a folder")
+    try:
+        catalogue = load_catalogue([folder])
+    except RuleError as exc:
+        raise _fail(str(exc)) from None
+    own = [r for r in catalogue.rules if folder.resolve() in r.path.resolve().parents]
+    from .catalogue import Catalogue
+
+    failures = passed = 0
+    for case in collect_examples(Catalogue(tuple(own))):
+        problems = check_example(case, extend_rules=(folder,))
+        if problems:
+            failures += 1
+            for problem in problems:
+                typer.echo(f"FAIL {problem}")
+        else:
+            passed += 1
+            typer.echo(f"ok   {case.id}")
+    typer.echo(f"{passed} passed, {failures} failed")
+    if failures or not own:
+        raise typer.Exit(1)
 
 
 @app.command()

@@ -52,7 +52,14 @@ class Candidate:
 class RuleIndex:
     """The catalogue compiled for one scan: lookups by qualified name, method, module, context."""
 
-    def __init__(self, catalogue: Catalogue) -> None:
+    def __init__(self, catalogue: Catalogue, enabled: set[str] | None = None) -> None:
+        """Compile `catalogue`; only rules in `enabled` (default: all) report.
+
+        Matching runs over the whole catalogue so that deselecting a specific rule does not
+        hand its matches to a more general one (ignoring NRN202 must not turn
+        `torch.cuda.synchronize()` into an NRN209 finding).
+        """
+        self.enabled = enabled if enabled is not None else {r.id for r in catalogue.rules}
         self.call_exact: dict[str, list[RuleSpec]] = {}
         self.call_prefix: list[tuple[str, RuleSpec]] = []
         self.ref_exact: dict[str, list[RuleSpec]] = {}
@@ -218,6 +225,8 @@ class _Collector(cst.CSTVisitor):
 
     def add(self, rule: RuleSpec, node: cst.CSTNode, **values: Any) -> None:
         context = values.pop("context", {})
+        if rule.id not in self.index.enabled:
+            return
         self.candidates.append(Candidate(rule, node, {k: str(v) for k, v in values.items()}, context))
 
     def _set_ctx(self, node: cst.CSTNode | None, ctx: str) -> None:
@@ -503,7 +512,7 @@ def scan_text(text: str, path: str, file_kind: str, index: RuleIndex, target: st
               cell: int | None = None, line_offset: int = 0) -> list[Finding]:
     """Match `text` rules line by line (comment lines skipped) in a non-Python file."""
     findings: list[Finding] = []
-    rules = [(p, r) for p, r, kinds in index.text if file_kind in kinds]
+    rules = [(p, r) for p, r, kinds in index.text if file_kind in kinds and r.id in index.enabled]
     if not rules:
         return findings
     for lineno, line in enumerate(text.splitlines(), start=1):

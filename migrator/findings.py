@@ -15,7 +15,7 @@ __all__ = ["Severity", "Safety", "Span", "Fix", "Finding", "CATEGORIES"]
 
 # Category slugs by the hundreds digit of a rule id (architecture.md, "Names").
 CATEGORIES: dict[int, str] = {
-    0: "parse",
+    0: "tool",  # NRN000 parse-error, NRN001 unused-noqa
     1: "device",
     2: "runtime",
     3: "precision",

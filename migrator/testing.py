@@ -42,12 +42,12 @@ def collect_examples(catalogue: Catalogue) -> Iterator[ExampleCase]:
 _SUFFIX = {"python": "example.py", "shell": "example.sh", "dockerfile": "Dockerfile", "requirements": "requirements.txt"}
 
 
-def check_example(case: ExampleCase) -> list[str]:
+def check_example(case: ExampleCase, extend_rules: tuple = ()) -> list[str]:
     """Return the problems with one example (empty when it passes)."""
     ex = case.example
     kind = ex.get("file_kind", "python")
     path = _SUFFIX[kind]
-    options = ScanOptions(target=ex.get("target", "portable"))
+    options = ScanOptions(target=ex.get("target", "portable"), extend_rules=tuple(extend_rules))
     if case.rule.severity_for(options.target) is None:
         return [f"{case.id}: rule is off for target {options.target}"] if case.kind == "bad" else []
     hits = [f for f in scan_source(ex["code"], path, kind, options) if f.rule_id == case.rule.id]

@@ -58,3 +58,26 @@ def test_commit_adding_cuda_is_blocked_and_clean_commit_passes(tmp_path, hook_re
     assert blocked.returncode != 0
     assert "NRN101" in blocked.stdout + blocked.stderr
     assert git("log", "--format=%s", cwd=user).splitlines() == ["clean", "no matching files"]
+
+    (user / "run.sh").write_text("nvidia-smi\n")
+    (user / "train.py").write_text("import torch\nmodel = torch.nn.Linear(2, 2)\n")
+    (user / "Dockerfile").write_text("FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\n")
+    docker = commit("cuda base image")
+    assert docker.returncode != 0 and "NRN801" in docker.stdout + docker.stderr
+
+
+def test_fix_hook_rewrites_staged_files(tmp_path, hook_repo):
+    repo, rev = hook_repo
+    user = tmp_path / "user"
+    user.mkdir()
+    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "cache")}
+    git("init", "-q", cwd=user)
+    (user / ".pre-commit-config.yaml").write_text(
+        f"repos:\n- repo: {repo}\n  rev: {rev}\n  hooks:\n  - id: neuron-migrator-fix\n")
+    (user / "train.py").write_text("import torch\nx = torch.ones(1).cuda()\ntorch.cuda.manual_seed_all(0)\n")
+    git("add", "-A", cwd=user)
+    proc = subprocess.run([sys.executable, "-m", "pre_commit", "run", "--all-files"], cwd=user, env=env,
+                          capture_output=True, text=True)
+    assert proc.returncode == 1 and "files were modified by this hook" in proc.stdout
+    text = (user / "train.py").read_text()
+    assert ".to(DEVICE)" in text and "manual_seed_all" in text  # the unsafe fix was not applied

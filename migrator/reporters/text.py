@@ -14,15 +14,33 @@ def _location(f: Finding) -> str:
     return f"{f.path}:{cell}{f.span.line}:{f.span.column}"
 
 
+_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+
+
 def render_text(findings: Sequence[Finding], stats: dict[str, Any] | None = None) -> str:
-    """`path:line:col NRNxxx [*] message (severity)`; `[*]` marks a fix for the target."""
+    """`path:line:col NRNxxx [*] message (severity)`; `[*]` marks a fix for the target.
+
+    With `stats["color"]` (the CLI sets it only for a terminal without NO_COLOR) the output is
+    coloured with rich; otherwise it is plain text.
+    """
+    color = bool(stats and stats.get("color"))
+    if color:
+        from rich.markup import escape
+    else:
+        def escape(text: str) -> str:
+            return text
     lines: list[str] = []
     for path, group in groupby(findings, key=lambda f: f.path):
-        lines.append(path)
+        lines.append(f"[bold]{escape(path)}[/bold]" if color else path)
         for f in group:
             mark = "[*] " if f.fixable else ""
             test = ", test file" if f.is_test else ""
-            lines.append(f"  {_location(f)} {f.rule_id} {mark}{f.message} ({f.severity.value}{test})")
+            severity = f.severity.value
+            if color:
+                lines.append(f"  {escape(_location(f))} [{_STYLE[severity]}]{f.rule_id}[/] {escape(mark + f.message)}"
+                             f" ([{_STYLE[severity]}]{severity}[/]{test})")
+            else:
+                lines.append(f"  {_location(f)} {f.rule_id} {mark}{f.message} ({severity}{test})")
     by_severity = Counter(f.severity.value for f in findings)
     fixable = sum(1 for f in findings if f.fixable)
     parts = ", ".join(f"{by_severity[s]} {s}" for s in ("error", "warning", "info") if by_severity[s])
@@ -33,9 +51,20 @@ def render_text(findings: Sequence[Finding], stats: dict[str, Any] | None = None
         summary += f" in {stats['files']} files, {stats['lines']} lines, {stats['seconds']:.1f} s"
     if fixable:
         summary += f"; {fixable} fixable with `neuron-migrator fix`"
+    if stats and stats.get("baselined"):
+        summary += f"; {stats['baselined']} more in the baseline"
     lines.append(summary + ".")
     if stats and stats.get("statistics"):
         lines.append("By category:")
         for category, n in sorted(Counter(f.category for f in findings).items(), key=lambda kv: -kv[1]):
             lines.append(f"  {n:6d}  {category}")
-    return "\n".join(lines) + "\n"
+    text = "\n".join(lines) + "\n"
+    if not color:
+        return text
+    import io
+
+    from rich.console import Console
+
+    buffer = io.StringIO()
+    Console(file=buffer, force_terminal=True, width=100000, highlight=False).print(text, end="")
+    return buffer.getvalue()

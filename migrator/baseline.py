@@ -1,0 +1,58 @@
+"""Baselines: accept today's findings, fail only on new ones.
+
+A baseline file records each finding's fingerprint (a hash of rule id, path and the flagged
+source text, so it survives lines moving) with a count, since the same text can be flagged
+more than once in a file.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Sequence
+
+from . import __version__
+from .findings import Finding
+
+__all__ = ["BaselineError", "write_baseline", "read_baseline", "filter_new"]
+
+FORMAT = 1
+
+
+class BaselineError(ValueError):
+    """The baseline file is missing or malformed."""
+
+
+def write_baseline(findings: Sequence[Finding], path: Path) -> int:
+    """Write `findings` to `path` (JSON); returns how many were recorded."""
+    entries = [
+        {"fingerprint": f.fingerprint, "rule_id": f.rule_id, "path": f.path, "message": f.message}
+        for f in sorted(findings, key=lambda f: (f.path, f.cell or 0, f.span.line, f.rule_id))
+    ]
+    data = {"format": FORMAT, "tool": f"neuron-migrator {__version__}", "findings": entries}
+    Path(path).write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    return len(entries)
+
+
+def read_baseline(path: Path) -> Counter[str]:
+    """Fingerprint -> count. Raises BaselineError naming the file."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        if data.get("format") != FORMAT:
+            raise BaselineError(f"{path}: unsupported baseline format {data.get('format')!r} (expected {FORMAT})")
+        return Counter(entry["fingerprint"] for entry in data["findings"])
+    except (OSError, json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
+        raise BaselineError(f"{path}: not a neuron-migrator baseline: {exc}") from None
+
+
+def filter_new(findings: Sequence[Finding], baseline: Counter[str]) -> list[Finding]:
+    """Findings not covered by the baseline (each baseline entry covers one finding)."""
+    left = Counter(baseline)
+    new = []
+    for finding in findings:
+        if left[finding.fingerprint] > 0:
+            left[finding.fingerprint] -= 1
+        else:
+            new.append(finding)
+    return new

@@ -1,0 +1,25 @@
+"""`--format junit`: one test suite, one test case per file, one failure per finding."""
+
+from __future__ import annotations
+
+from itertools import groupby
+from typing import Any, Sequence
+from xml.etree import ElementTree as ET
+
+from ..findings import Finding
+
+
+def render_junit(findings: Sequence[Finding], stats: dict[str, Any] | None = None) -> str:
+    suite = ET.Element("testsuite", name="neuron-migrator", tests=str(len({f.path for f in findings}) or 1),
+                       failures=str(len(findings)), errors="0")
+    if not findings:
+        ET.SubElement(suite, "testcase", name="neuron-migrator", classname="neuron-migrator")
+    for path, group in groupby(findings, key=lambda f: f.path):
+        case = ET.SubElement(suite, "testcase", name=path, classname="neuron-migrator")
+        for f in group:
+            where = f"{path}:{'cell ' + str(f.cell) + ':' if f.cell else ''}{f.span.line}:{f.span.column}"
+            failure = ET.SubElement(case, "failure", type=f.rule_id, message=f"{f.rule_id} {f.message}")
+            failure.text = f"{where} {f.rule_id} {f.message} ({f.severity.value})"
+    suites = ET.Element("testsuites")
+    suites.append(suite)
+    return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
