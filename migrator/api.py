@@ -297,8 +297,11 @@ class FileFix:
 
 
 def fix_source(data: bytes | str, path: str, kind: str = "python", options: ScanOptions = ScanOptions(),
-               unsafe: bool = False) -> FixOutcome:
-    """Fix one file's content in memory; returns the new text and what was applied or left."""
+               unsafe: bool = False, only: tuple[str, int, int] | None = None) -> FixOutcome:
+    """Fix one file's content in memory; returns the new text and what was applied or left.
+
+    `only` = (rule_id, line, column) applies just that finding's fix (SARIF gives one fix per result).
+    """
     import libcst as cst
 
     from .engine import scan_python, scan_text
@@ -323,9 +326,9 @@ def fix_source(data: bytes | str, path: str, kind: str = "python", options: Scan
             found = scan_python(module, path, index, options.target, is_test=is_test)
             return apply_suppressions(found, lambda cell: lines, path=path)
 
-        return fix_python(text, scan, options.target, unsafe=unsafe)
+        return fix_python(text, scan, options.target, unsafe=unsafe, only=only)
     if kind == "notebook":
-        return _fix_notebook(text, path, index, options, unsafe, is_test)
+        return _fix_notebook(text, path, index, options, unsafe, is_test, only)
     lines = text.splitlines()
     findings = apply_suppressions(scan_text(text, path, kind, index, options.target, is_test=is_test),
                                   lambda cell: lines, path=path)
@@ -339,25 +342,37 @@ def _decode_python(data: bytes) -> str:
     return module.code
 
 
-def _fix_notebook(text: str, path: str, index: "RuleIndex", options: ScanOptions, unsafe: bool, is_test: bool) -> FixOutcome:
+def _fix_notebook(text: str, path: str, index: "RuleIndex", options: ScanOptions, unsafe: bool, is_test: bool,
+                  only: tuple | None = None) -> FixOutcome:
     import libcst as cst  # noqa: F401
 
     from .engine import scan_python, scan_text
     from .fixer import FixOutcome, fix_python
-    from .notebook import join_cells, split_cells
+    from .notebook import join_cells, locator, split_cells
 
     try:
         joined = join_cells(text)
     except ValueError as exc:
         return FixOutcome(text, failed=str(exc))
-    outcome = fix_python(
-        joined.source,
-        lambda m: scan_python(m, path, index, options.target, is_test=is_test, line_map=joined.locate),
-        options.target, unsafe=unsafe,
-    )
-    for cell, first, shell in joined.shell:
-        for finding in scan_text(shell, path, "shell", index, options.target, is_test=is_test, cell=cell, line_offset=first - 1):
-            outcome.manual.append((finding, "no automatic fix for shell lines in notebooks"))
+    cells = {i: c.source.splitlines() for i, c in enumerate(joined.notebook.cells, start=1) if c.cell_type == "code"}
+
+    def scan(module):
+        # Locate by the cell markers of the current code: earlier passes may have added lines.
+        code = module.code
+        locate = locator(code)
+        found = scan_python(module, path, index, options.target, is_test=is_test, line_map=locate, source=code)
+        current: dict[int, list[str]] = {}
+        for number, line in enumerate(code.splitlines(), start=1):
+            cell, _ = locate(number)
+            if not line.startswith("# nrn-cell "):
+                current.setdefault(cell, []).append(line)
+        return apply_suppressions(found, lambda cell: current.get(cell, []), path=path)
+
+    outcome = fix_python(joined.source, scan, options.target, unsafe=unsafe, only=only)
+    shell_findings = [f for cell, first, shell in joined.shell
+                      for f in scan_text(shell, path, "shell", index, options.target, is_test=is_test, cell=cell, line_offset=first - 1)]
+    for finding in apply_suppressions(shell_findings, lambda cell: cells.get(cell, []), path=path):
+        outcome.manual.append((finding, "no automatic fix for shell lines in notebooks"))
     if outcome.failed or not outcome.changed:
         outcome.source = text
         return outcome

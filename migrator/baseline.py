@@ -38,11 +38,17 @@ def write_baseline(findings: Sequence[Finding], path: Path) -> int:
 def read_baseline(path: Path) -> Counter[str]:
     """Fingerprint -> count. Raises BaselineError naming the file."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise BaselineError(f"{path}: cannot read baseline: {exc.strerror}") from None
+    try:
+        data = json.loads(text)
+        if not isinstance(data, dict):
+            raise BaselineError(f"{path}: not a neuron-migrator baseline (expected a JSON object)")
         if data.get("format") != FORMAT:
             raise BaselineError(f"{path}: unsupported baseline format {data.get('format')!r} (expected {FORMAT})")
         return Counter(entry["fingerprint"] for entry in data["findings"])
-    except (OSError, json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
+    except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
         raise BaselineError(f"{path}: not a neuron-migrator baseline: {exc}") from None
 
 

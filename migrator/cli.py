@@ -74,6 +74,8 @@ def _scan_options(settings, target, select, ignore, exclude, extend_exclude, job
     _check_target(target)
     root = settings.root or Path.cwd()
     excludes = tuple(exclude) or settings.exclude
+    if cache_dir is not None and str(cache_dir).strip() in ("", "."):
+        raise _fail("--cache-dir: give a folder of its own (not empty, not the current folder)")
     cache = None if no_cache else (cache_dir or root / DEFAULT_CACHE_DIR)
     return ScanOptions(
         target=target, select=tuple(select) or settings.select, ignore=tuple(ignore) or settings.ignore,
@@ -216,7 +218,8 @@ def fix(
         typer.echo("Left for a person:", err=True)
         for result in results:
             for finding, reason in result.outcome.manual:
-                typer.echo(f"  {finding.path}:{finding.span.line}:{finding.span.column} {finding.rule_id} {finding.message} [{reason}]", err=True)
+                cell = f"cell {finding.cell}:" if finding.cell else ""
+                typer.echo(f"  {finding.path}:{cell}{finding.span.line}:{finding.span.column} {finding.rule_id} {finding.message} [{reason}]", err=True)
     verb = "fixed" if write else "fixable"
     typer.echo(f"{applied} {verb}, {manual} left for a person, {failed} failed.", err=True)
     if failed:

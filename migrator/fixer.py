@@ -274,7 +274,8 @@ def _compiles(source: str) -> bool:
 Scanner = Callable[[cst.Module], list[Finding]]
 
 
-def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False) -> FixOutcome:
+def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False,
+               only: tuple[str, int, int] | None = None) -> FixOutcome:
     """Apply every allowed fix to `source` (Python text) for `target`.
 
     Args:
@@ -282,6 +283,7 @@ def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False)
         scan: function that scans a parsed module and returns its findings (with plans).
         target: `portable`, `neuron` or `xla` (`inf1` is scan-only: nothing applies).
         unsafe: also apply fixes marked unsafe.
+        only: (rule_id, line, column): apply just the finding that starts there (first pass).
 
     Returns:
         A FixOutcome; on a parse error of the input, `failed` says so and nothing changes.
@@ -302,6 +304,8 @@ def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False)
         for finding in findings:
             reason = _allowed(finding, unsafe) if renderer else "target is scan-only"
             if reason:
+                continue
+            if only is not None and (finding.rule_id, finding.span.line, finding.span.column) != only:
                 continue
             try:
                 node, code, needed = renderer.render(finding.plan)
@@ -332,6 +336,8 @@ def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False)
         if constant and re.search(rf"\b{name}\b", new_module.code) and renderer and target == "portable":
             new_module = _insert_constant(new_module, name, constant["code"])
         module = new_module
+        if only is not None:
+            break  # one finding's fix: its node moved, so later passes cannot find it again
     new_source = module.code
     try:
         cst.parse_module(new_source)

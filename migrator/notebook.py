@@ -7,7 +7,9 @@ text so shell rules see them.
 
 from __future__ import annotations
 
+import json
 import re
+import warnings
 from dataclasses import dataclass, field
 
 import nbformat
@@ -26,6 +28,7 @@ class JoinedNotebook:
 
     notebook: nbformat.NotebookNode
     source: str
+    text: str
     line_map: list[tuple[int, int]]  # joined line (0-based index) -> (cell, line)
     magics: dict[str, str] = field(default_factory=dict)
     shell: list[tuple[int, int, str]] = field(default_factory=list)  # (cell, first line, text)
@@ -41,12 +44,14 @@ def join_cells(text: str) -> JoinedNotebook:
         ValueError: not a notebook (bad JSON or schema).
     """
     try:
-        nb = nbformat.reads(text, as_version=4)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # e.g. MissingIDFieldWarning: the notebook is only read
+            nb = nbformat.reads(text, as_version=4)
     except Exception as exc:  # nbformat raises several unrelated types
         raise ValueError(f"not a readable notebook: {exc}") from None
     out: list[str] = []
     line_map: list[tuple[int, int]] = []
-    joined = JoinedNotebook(nb, "", line_map)
+    joined = JoinedNotebook(nb, "", text, line_map)
     for index, cell in enumerate(nb.cells, start=1):
         if cell.cell_type != "code":
             continue
@@ -70,6 +75,24 @@ def join_cells(text: str) -> JoinedNotebook:
     return joined
 
 
+def locator(code: str):
+    """Map a line of (possibly rewritten) joined code to (cell, line in cell), by its markers."""
+    line_map: list[tuple[int, int]] = []
+    cell, n = 0, 0
+    for line in code.splitlines():
+        m = re.fullmatch(r"# nrn-cell (\d+)", line)
+        if m:
+            cell, n = int(m.group(1)), 0
+        else:
+            n += 1
+        line_map.append((cell or 1, max(n, 1)))
+
+    def locate(line: int) -> tuple[int, int]:
+        return line_map[min(line, len(line_map)) - 1] if line_map else (1, line)
+
+    return locate
+
+
 def split_cells(joined: JoinedNotebook, new_source: str) -> str:
     """Write `new_source` (the joined module after a fix) back into the notebook's cells.
 
@@ -88,12 +111,24 @@ def split_cells(joined: JoinedNotebook, new_source: str) -> str:
         if masked:
             line = joined.magics[masked.group(1)]
         (cells[current] if current is not None else preamble).append(line)
-    nb = joined.notebook
+    # Edit the original JSON, not nbformat's model, so nothing but the changed sources differs
+    # (no ids added, no other cells, outputs or metadata rewritten).
+    raw = json.loads(joined.text)
     first = True
-    for index, cell in enumerate(nb.cells, start=1):
+    for index, cell in enumerate(raw.get("cells", []), start=1):
         if index in cells:
             body = (preamble if first else []) + cells[index]
             first = False
-            trailing = "\n" if cell.source.endswith("\n") else ""
-            cell.source = "\n".join(body) + trailing
-    return nbformat.writes(nb) + "\n"
+            original = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+            new = "\n".join(body) + ("\n" if original.endswith("\n") else "")
+            if new != original:
+                cell["source"] = new.splitlines(keepends=True) if isinstance(cell["source"], list) else new
+    indent = _indent_of(joined.text)
+    out = json.dumps(raw, indent=indent, ensure_ascii=False)
+    return out + ("\n" if joined.text.endswith("\n") else "")
+
+
+def _indent_of(text: str) -> int | None:
+    """The indentation the notebook was written with (nbformat writes 1), or None if compact."""
+    m = re.search(r"\n( +)\"", text)
+    return len(m.group(1)) if m else None

@@ -69,6 +69,7 @@ def apply_suppressions(findings: Sequence[Finding], lines_of: Callable[[int | No
             kept.append(finding)
     if report_unused:
         kept.extend(_unused(lines_of, used, path, list(cells)))
+        kept.sort(key=lambda f: (f.cell or 0, f.span.line, f.span.column, f.rule_id))
     return kept
 
 

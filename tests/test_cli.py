@@ -35,7 +35,7 @@ def test_text_output_groups_by_file_and_summarises(cli, tmp_path):
     out = cli("scan", tmp_path / "a.py", check=1).stdout
     assert f"{tmp_path}/a.py:2:1 NRN101 [*] `.cuda()`" in out
     assert "(error)" in out
-    assert out.strip().splitlines()[-1].startswith("Found 2 findings (2 error) in 1 files")
+    assert out.strip().splitlines()[-1].startswith("Found 2 findings (2 error) in 1 file,")
 
 
 def test_json_output_has_the_documented_fields(cli, tmp_path):

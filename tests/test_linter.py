@@ -168,17 +168,21 @@ def test_sarif_validates_against_the_official_schema_and_carries_fixes(cli, tmp_
     run = sarif["runs"][0]
     rules = {r["id"]: r for r in run["tool"]["driver"]["rules"]}
     assert rules["NRN101"]["helpUri"].startswith("https://") and rules["NRN101"]["shortDescription"]["text"]
-    fixes = [r["fixes"] for r in run["results"] if "fixes" in r]
-    assert fixes and all(r["ruleId"] != "NRN702" for r in run["results"] if "fixes" in r)
-    # Applying every replacement to the original gives what `fix` writes.
+    fixable = [r for r in run["results"] if r["properties"]["fixable"]]
+    assert len(fixable) == 2 and all("fixes" in r for r in fixable)
+    assert all("fixes" not in r for r in run["results"] if r["ruleId"] == "NRN702")
     original = (tmp_path / "a.py").read_text()
-    edits = sorted((rep["deletedRegion"]["charOffset"], rep["deletedRegion"]["charLength"], rep["insertedContent"]["text"])
-                   for fix in fixes for rep in fix[0]["artifactChanges"][0]["replacements"])
-    text = original
-    for offset, length, inserted in reversed(edits):
-        text = text[:offset] + inserted + text[offset + length:]
-    cli("fix", "a.py", "--write", cwd=tmp_path, check=0)
-    assert text == (tmp_path / "a.py").read_text()
+    for result in fixable:
+        # Each fix alone, applied to the original, removes exactly its own finding.
+        text = original
+        edits = sorted(((rep["deletedRegion"]["charOffset"], rep["deletedRegion"]["charLength"], rep["insertedContent"]["text"])
+                        for rep in result["fixes"][0]["artifactChanges"][0]["replacements"]), reverse=True)
+        for offset, length, inserted in edits:
+            text = text[:offset] + inserted + text[offset + length:]
+        compile(text, "a.py", "exec")
+        (tmp_path / "b.py").write_text(text)
+        left = {d["rule_id"] for d in json.loads(cli("scan", "b.py", "--format", "json", cwd=tmp_path).stdout)}
+        assert result["ruleId"] not in left and left == {"NRN101", "NRN202"} - {result["ruleId"]}
 
 
 def test_github_and_junit_formats(cli, tmp_path):
@@ -239,3 +243,24 @@ def test_cache_is_never_wrong_after_an_edit(tmp_path):
     assert [f.rule_id for f in first.findings] == ["NRN101"] and second.findings == [] and second.cached == 0
     other_target = scan_paths([path], ScanOptions(cache_dir=cache, target="neuron"))
     assert other_target.cached == 0
+
+
+def test_notebook_fix_respects_noqa_and_keeps_the_json_layout(cli, tmp_path):
+    nb = {"cells": [{"cell_type": "code", "execution_count": 1, "metadata": {"tags": ["x"]},
+                     "outputs": [{"name": "stdout", "output_type": "stream", "text": ["hi\\n"]}],
+                     "source": ["import torch\n", "a = t.cuda()  # noqa: NRN101\n", "b = t.cuda()"]}],
+          "metadata": {"kernelspec": {"name": "python3"}}, "nbformat": 4, "nbformat_minor": 5}
+    path = tmp_path / "n.ipynb"
+    path.write_text(json.dumps(nb, indent=1) + "\n")
+    cli("fix", "n.ipynb", "--write", cwd=tmp_path, check=0)
+    after = json.loads(path.read_text())
+    assert after["cells"][0]["source"][2] == "a = t.cuda()  # noqa: NRN101\n"
+    assert "b = t.to(DEVICE)" in "".join(after["cells"][0]["source"])
+    assert after["cells"][0]["outputs"] == nb["cells"][0]["outputs"] and "id" not in after["cells"][0]
+    assert after["metadata"] == nb["metadata"]
+
+
+def test_empty_cache_dir_is_refused(cli, tmp_path):
+    write(tmp_path / "a.py", BAD)
+    assert cli("scan", "a.py", "--cache-dir", "", cwd=tmp_path).returncode == 2
+    assert not (tmp_path / ".gitignore").exists()

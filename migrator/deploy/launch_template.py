@@ -54,34 +54,62 @@ def load_instances() -> dict[str, dict[str, Any]]:
     return yaml.safe_load((Path(__file__).with_name("instances.yaml")).read_text(encoding="utf-8"))
 
 
+WORKLOADS = ("training", "inference")
+CAPACITY = ("on-demand", "reservation", "capacity-block")
+
+
 @dataclass(frozen=True)
-class LaunchSpec:
-    """Inputs of `generate launch-template`.
+class DeploymentSpec:
+    """Inputs of `generate <kind>`, from flags or a YAML spec file (same field names, `-` for `_`).
 
     Attributes:
-        instance_type: e.g. `trn2.48xlarge` (see `neuron-migrator instances`).
+        instance_type: e.g. `trn2.48xlarge` (see `neuron-migrator instances`), or the name of a
+            `custom_instance` (Trn3 type names are unpublished).
         region: AWS region, e.g. `us-east-2`.
-        name: prefix of resource names and the Name tag.
+        name: prefix of resource names and the Name tag (1-41 letters, digits, `-`).
+        workload: `training` (EFA, placement group, all network cards) or `inference`.
+        nodes: number of instances (1-1000); multi-node training needs EFA.
         target: `neuron`, `xla` or `inf1`; None picks the hardware's default.
         efa: True/False to force, None = EFA on every network card when the type has it.
-        subnet_ids / security_group_ids: existing ids to use (security groups are added to the
-            generated EFA group).
-        root_volume_gib: root gp3 volume size in GiB (>= 512 on trn).
-        ami_ssm_parameter / ami_id: override the image.
-        tags: extra tags.
+        subnet_ids: subnets (the first one is used for cluster placement); empty = a parameter.
+        security_group_ids: extra security groups; the EFA group is always created.
+        key_name: optional EC2 key pair (SSH stays closed; use SSM Session Manager).
+        capacity: `on-demand`, `reservation` (an On-Demand Capacity Reservation) or
+            `capacity-block` (an EC2 Capacity Block for ML); both need capacity_reservation_id.
+        capacity_reservation_id: `cr-` followed by 17 hex digits.
+        root_volume_gib: root gp3 volume size in GiB (>= 512 on Trn).
+        ami_ssm_parameter / ami_id: override the image; plain_ami: the image is not a Neuron
+            DLAMI, so user data installs the Neuron driver, runtime and tools.
+        s3_prefix: `s3://bucket/prefix` the nodes may read (data, compile cache).
+        kubernetes_version: EKS version for `generate eks` (e.g. `1.34`).
+        tags: extra (key, value) tags.
+        custom_instance: a declared instance type (for Trn3): name, chips, network_cards,
+            neuron_cores, efa_interfaces, targets.
     """
 
     instance_type: str
     region: str
     name: str = "neuron"
+    workload: str = "training"
+    nodes: int = 1
     target: str | None = None
     efa: bool | None = None
     subnet_ids: tuple[str, ...] = ()
     security_group_ids: tuple[str, ...] = ()
+    key_name: str | None = None
+    capacity: str = "on-demand"
+    capacity_reservation_id: str | None = None
     root_volume_gib: int = MIN_ROOT_GIB
     ami_ssm_parameter: str | None = None
     ami_id: str | None = None
+    plain_ami: bool = False
+    s3_prefix: str | None = None
+    kubernetes_version: str = "1.34"
     tags: tuple[tuple[str, str], ...] = ()
+    custom_instance: tuple[tuple[str, Any], ...] = ()
+
+
+LaunchSpec = DeploymentSpec  # the name used before `generate` grew more kinds
 
 
 @dataclass
@@ -92,11 +120,66 @@ class GenerateResult:
     notes: list[str] = field(default_factory=list)
 
 
-def _validate(spec: LaunchSpec) -> dict[str, Any]:
-    instances = load_instances()
+def _custom_instance(spec: DeploymentSpec) -> dict[str, Any] | None:
+    """A user-declared instance type (Trn3 names are not published), checked field by field."""
+    if not spec.custom_instance:
+        return None
+    data = dict(spec.custom_instance)
+    allowed = {"name", "chips", "network_cards", "neuron_cores", "efa_interfaces", "targets", "accelerator_memory_gib"}
+    for key in data:
+        if key not in allowed:
+            raise SpecError(f"custom_instance.{key}", f"unknown field; allowed: {', '.join(sorted(allowed))}")
+    for key in ("name", "chips", "network_cards"):
+        if key not in data:
+            raise SpecError(f"custom_instance.{key}", "is required to declare an instance type")
+    if not re.fullmatch(r"[a-z][a-z0-9-]*\d*[a-z]*\.[0-9a-z]+", str(data["name"])):
+        raise SpecError("custom_instance.name", f"'{data['name']}' is not an instance type name such as trn3.48xlarge")
+    for key in ("chips", "network_cards", "neuron_cores", "efa_interfaces", "accelerator_memory_gib"):
+        if key in data and (not isinstance(data[key], int) or isinstance(data[key], bool) or not 0 <= data[key] <= 4096):
+            raise SpecError(f"custom_instance.{key}", "must be a whole number between 0 and 4096")
+    if data["network_cards"] < 1:
+        raise SpecError("custom_instance.network_cards", "must be at least 1")
+    targets = data.get("targets", ["neuron"])
+    if not isinstance(targets, list) or not set(targets) <= {"neuron", "xla", "inf1"} or not targets:
+        raise SpecError("custom_instance.targets", "must be a list of neuron, xla, inf1")
+    return {
+        "family": str(data["name"]).split(".")[0], "chip": "declared", "chips": data["chips"],
+        "neuron_cores": data.get("neuron_cores", 0), "accelerator_memory_gib": data.get("accelerator_memory_gib", 0),
+        "vcpus": 0, "memory_gib": 0, "network_cards": data["network_cards"],
+        "efa_interfaces": data.get("efa_interfaces", data["network_cards"]), "targets": targets,
+        "source": "declared by the user in the spec", "confidence": "declared",
+    }
+
+
+def _validate(spec: DeploymentSpec) -> dict[str, Any]:
+    instances = dict(load_instances())
+    custom = _custom_instance(spec)
+    if custom is not None:
+        if spec.instance_type != dict(spec.custom_instance)["name"]:
+            raise SpecError("--instance-type", f"'{spec.instance_type}' differs from custom_instance.name")
+        instances[spec.instance_type] = custom
     if spec.instance_type not in instances:
-        raise SpecError("--instance-type", f"unknown instance type '{spec.instance_type}'; known: {', '.join(instances)}")
+        raise SpecError("--instance-type", f"unknown instance type '{spec.instance_type}'; known: {', '.join(instances)}"
+                        " (declare an unpublished type with custom_instance in a spec file)")
     inst = instances[spec.instance_type]
+    if spec.workload not in WORKLOADS:
+        raise SpecError("--workload", f"'{spec.workload}' is not one of {', '.join(WORKLOADS)}")
+    if not isinstance(spec.nodes, int) or isinstance(spec.nodes, bool) or not 1 <= spec.nodes <= 1000:
+        raise SpecError("--nodes", f"'{spec.nodes}' must be a whole number from 1 to 1000")
+    if spec.capacity not in CAPACITY:
+        raise SpecError("--capacity", f"'{spec.capacity}' is not one of {', '.join(CAPACITY)}")
+    if spec.capacity != "on-demand" and not spec.capacity_reservation_id:
+        raise SpecError("--capacity-reservation-id", f"capacity '{spec.capacity}' needs the reservation id (cr-...)")
+    if spec.capacity_reservation_id and not re.fullmatch(r"cr-[0-9a-f]{17}", spec.capacity_reservation_id):
+        raise SpecError("--capacity-reservation-id", f"'{spec.capacity_reservation_id}' is not a reservation id (cr- and 17 hex digits)")
+    if spec.capacity_reservation_id and spec.capacity == "on-demand":
+        raise SpecError("--capacity", "a reservation id was given: use --capacity reservation or capacity-block")
+    if spec.key_name is not None and not re.fullmatch(r"[\x20-\x7e]{1,255}", spec.key_name):
+        raise SpecError("--key-name", "must be 1-255 printable ASCII characters")
+    if spec.s3_prefix is not None and not re.fullmatch(r"s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/[A-Za-z0-9!_.*'()/-]*)?", spec.s3_prefix):
+        raise SpecError("--s3-prefix", f"'{spec.s3_prefix}' is not an s3://bucket/prefix URL (letters, digits, / - _ . only)")
+    if not re.fullmatch(r"1\.\d{2}", spec.kubernetes_version):
+        raise SpecError("--kubernetes-version", f"'{spec.kubernetes_version}' is not a Kubernetes version such as 1.34")
     if not re.fullmatch(r"[a-z]{2}(-gov)?-[a-z]+-\d", spec.region):
         raise SpecError("--region", f"'{spec.region}' is not an AWS region name such as us-east-2")
     if not NAME_RE.match(spec.name):
@@ -107,6 +190,9 @@ def _validate(spec: LaunchSpec) -> dict[str, Any]:
         raise SpecError("--target", f"'{target}' does not run on {spec.instance_type}{why}; allowed: {', '.join(inst['targets'])}")
     if spec.efa and inst["efa_interfaces"] == 0:
         raise SpecError("--efa", f"{spec.instance_type} has no EFA interfaces; drop --efa")
+    if spec.workload == "training" and spec.nodes > 1 and (inst["efa_interfaces"] == 0 or spec.efa is False):
+        raise SpecError("--nodes", f"multi-node training needs EFA and {spec.instance_type} has none"
+                        f"{' (or --no-efa was given)' if inst['efa_interfaces'] else ''}; use one node or an EFA type")
     if spec.root_volume_gib < MIN_ROOT_GIB and spec.instance_type.startswith("trn"):
         raise SpecError("--root-volume-gib", f"Neuron asks for a root volume of at least {MIN_ROOT_GIB} GB on Trn instances")
     if not 8 <= spec.root_volume_gib <= 16384:
@@ -137,7 +223,7 @@ def _validate(spec: LaunchSpec) -> dict[str, Any]:
     return {**inst, "type": spec.instance_type, "target": target}
 
 
-def plan_launch_template(spec: LaunchSpec) -> dict[str, Any]:
+def plan_launch_template(spec: DeploymentSpec) -> dict[str, Any]:
     """Resolve everything the templates need. Raises SpecError naming the field at fault."""
     inst = _validate(spec)
     efa = inst["efa_interfaces"] > 0 if spec.efa is None else spec.efa
@@ -191,7 +277,7 @@ def plan_launch_template(spec: LaunchSpec) -> dict[str, Any]:
     }
 
 
-def generate_launch_template(spec: LaunchSpec, output: Path, fmt: str = "json") -> GenerateResult:
+def generate_launch_template(spec: DeploymentSpec, output: Path, fmt: str = "json") -> GenerateResult:
     """Render, check and write a launch template into `output` (created if missing).
 
     Args:

@@ -1,9 +1,9 @@
 """`--format sarif`: SARIF 2.1.0 with rule metadata, help links and fixes.
 
-Fixes are real edits: the file is fixed in memory (safe fixes, the scan's target) and each
-changed hunk becomes a replacement (character offsets into the original file). A result gets the
-hunks that touch its lines; hunks elsewhere (added imports, the DEVICE constant) go with the
-file's first fixable result.
+Fixes are real edits: for each fixable result the file is fixed in memory with that finding's
+fix alone (safe fixes, the scan's target), and the difference becomes replacements (character
+offsets into the original file), including the imports or DEVICE constant it needs. Each fix
+is self-contained; code scanning applies one at a time.
 """
 
 from __future__ import annotations
@@ -25,43 +25,33 @@ def _region(f: Finding) -> dict[str, Any]:
             "endColumn": f.span.end_column}
 
 
-def _hunks(path: str, target: str) -> list[tuple[int, int, dict[str, Any]]]:
-    """(first line, last line, replacement) for each change `fix` would make to `path`."""
-    from ..api import ScanOptions, fix_source
+def _replacements(f: Finding, target: str) -> list[dict[str, Any]]:
+    """The edits that apply this finding's fix alone (with the imports it needs), as
+    character-offset replacements into the original file."""
+    from ..api import ScanOptions, _before_text, fix_source
     from ..discover import file_kind
 
-    kind = file_kind(Path(path))
+    kind = file_kind(Path(f.path))
     try:
-        data = Path(path).read_bytes()
+        data = Path(f.path).read_bytes()
     except OSError:
         return []
     if kind is None or kind == "notebook":
         return []
-    outcome = fix_source(data, path, kind, ScanOptions(target=target))
+    outcome = fix_source(data, f.path, kind, ScanOptions(target=target), only=(f.rule_id, f.span.line, f.span.column))
     if outcome.failed or not outcome.changed:
         return []
-    from ..api import _before_text
-
     old = _before_text(data, kind).splitlines(keepends=True)
     new = outcome.source.splitlines(keepends=True)
     offsets = [0]
     for line in old:
         offsets.append(offsets[-1] + len(line))
-    out = []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes():
-        if tag == "equal":
-            continue
-        if tag == "replace" and i2 - i1 == j2 - j1 and i2 - i1 > 1:
-            # Line-for-line changes: one replacement per line, so each finding gets its own.
-            for k in range(i2 - i1):
-                out.append((i1 + k + 1, i1 + k + 1, {
-                    "deletedRegion": {"charOffset": offsets[i1 + k], "charLength": len(old[i1 + k])},
-                    "insertedContent": {"text": new[j1 + k]}}))
-            continue
-        replacement = {"deletedRegion": {"charOffset": offsets[i1], "charLength": offsets[i2] - offsets[i1]},
-                       "insertedContent": {"text": "".join(new[j1:j2])}}
-        out.append((i1 + 1, max(i1 + 1, i2), replacement))
-    return out
+    return [
+        {"deletedRegion": {"charOffset": offsets[i1], "charLength": offsets[i2] - offsets[i1]},
+         "insertedContent": {"text": "".join(new[j1:j2])}}
+        for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes()
+        if tag != "equal"
+    ]
 
 
 def render_sarif(findings: Sequence[Finding], stats: dict[str, Any] | None = None) -> str:
@@ -86,8 +76,6 @@ def render_sarif(findings: Sequence[Finding], stats: dict[str, Any] | None = Non
         rules.append(entry)
     index = {rule_id: i for i, rule_id in enumerate(used)}
     target = (stats or {}).get("target", "portable")
-    hunks = {path: _hunks(path, target) for path in sorted({f.path for f in findings if f.fixable})}
-    given: set[tuple[str, int]] = set()
     results = []
     for f in findings:
         result: dict[str, Any] = {
@@ -102,20 +90,11 @@ def render_sarif(findings: Sequence[Finding], stats: dict[str, Any] | None = Non
         if f.cell is not None:
             result["properties"]["cell"] = f.cell
         if f.fixable and f.cell is None:
-            spans = [(g.span.line, g.span.end_line) for g in findings if g.path == f.path and g.fixable]
-            first = (f.path, -1) not in given
-            mine = []
-            for n, (a, b, replacement) in enumerate(hunks.get(f.path, [])):
-                touches = a <= f.span.end_line and b >= f.span.line
-                orphan = not any(a <= end and b >= start for start, end in spans)
-                if (f.path, n) not in given and (touches or (first and orphan)):
-                    mine.append(replacement)
-                    given.add((f.path, n))
-            given.add((f.path, -1))
-            if mine:
+            replacements = _replacements(f, target)
+            if replacements:
                 result["fixes"] = [{
                     "description": {"text": f"{f.fix.title} ({f.fix.safety.value} fix)"},
-                    "artifactChanges": [{"artifactLocation": {"uri": f.path}, "replacements": mine}],
+                    "artifactChanges": [{"artifactLocation": {"uri": f.path}, "replacements": replacements}],
                 }]
         results.append(result)
     doc = {

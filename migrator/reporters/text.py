@@ -48,7 +48,8 @@ def render_text(findings: Sequence[Finding], stats: dict[str, Any] | None = None
     if parts:
         summary += f" ({parts})"
     if stats:
-        summary += f" in {stats['files']} files, {stats['lines']} lines, {stats['seconds']:.1f} s"
+        files = stats["files"]
+        summary += f" in {files} file{'s' if files != 1 else ''}, {stats['lines']} lines, {stats['seconds']:.1f} s"
     if fixable:
         summary += f"; {fixable} fixable with `neuron-migrator fix`"
     if stats and stats.get("baselined"):
