@@ -2,10 +2,11 @@
 PYTHON ?= python3
 DEMO_VENV := .venv-demo
 TEST_VENV := .venv-test
+CHECKOV_VENV := .venv-checkov
 PIP := --quiet --disable-pip-version-check
 OUT := demo-out
 
-.PHONY: demo test clean
+.PHONY: demo test goldens clean
 
 $(DEMO_VENV)/.done: pyproject.toml
 	$(PYTHON) -m venv $(DEMO_VENV)
@@ -15,6 +16,12 @@ $(DEMO_VENV)/.done: pyproject.toml
 $(TEST_VENV)/.done: pyproject.toml
 	$(PYTHON) -m venv $(TEST_VENV)
 	$(TEST_VENV)/bin/pip install $(PIP) -e ".[test]"
+	touch $@
+
+# checkov pins an old boto3, so it lives in its own environment (used by tests/test_generate.py).
+$(CHECKOV_VENV)/.done:
+	$(PYTHON) -m venv $(CHECKOV_VENV)
+	$(CHECKOV_VENV)/bin/pip install $(PIP) "checkov==3.3.30"
 	touch $@
 
 demo: $(DEMO_VENV)/.done
@@ -32,8 +39,12 @@ demo: $(DEMO_VENV)/.done
 	$(DEMO_VENV)/bin/neuron-migrator generate launch-template --instance-type trn2.48xlarge --region us-east-2 --name demo --format cloudformation --output $(OUT)/trn2-cfn
 	@echo "== outputs are in $(OUT)/"
 
-test: $(TEST_VENV)/.done
+test: $(TEST_VENV)/.done $(CHECKOV_VENV)/.done
 	$(TEST_VENV)/bin/python -m pytest -q
 
+# Rewrite tests/golden/ from the current templates; review the result with `git diff`.
+goldens: $(TEST_VENV)/.done
+	$(TEST_VENV)/bin/python -m pytest -q tests/test_generate.py -k golden --update-goldens
+
 clean:
-	rm -rf $(DEMO_VENV) $(TEST_VENV) $(OUT) dist build
+	rm -rf $(DEMO_VENV) $(TEST_VENV) $(CHECKOV_VENV) $(OUT) dist build

@@ -7,7 +7,8 @@
     neuron-migrator baseline create PATH... [--output FILE]
     neuron-migrator rules [NRN101 | test DIR]
     neuron-migrator instances [--format text|json]
-    neuron-migrator generate launch-template --instance-type TYPE --region REGION --output DIR [...]
+    neuron-migrator generate KIND --instance-type TYPE --region REGION --output DIR [...] [--spec FILE]
+        KIND: launch-template (--format json|cloudformation), cloudformation, terraform, parallelcluster, user-data
 
 Settings come from [tool.neuron-migrator] in the nearest pyproject.toml (see migrator/settings.py);
 flags override them.
@@ -29,8 +30,6 @@ import typer
 from . import __version__
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Move CUDA PyTorch code to AWS Trainium/Inferentia.")
-generate_app = typer.Typer(no_args_is_help=True, help="Generate deployment configs.")
-app.add_typer(generate_app, name="generate")
 
 TARGET_HELP = "Migration target: portable (torch.accelerator), neuron (TorchNeuron, Trn2/Trn3), xla (legacy, Trn1/Inf2), inf1."
 TARGETS = ("portable", "neuron", "xla", "inf1")
@@ -313,41 +312,59 @@ def instances(fmt: str = typer.Option("text", "--format", "-f", help="text or js
                    f"{i['network_cards']:>5} {i['efa_interfaces']:>4}  {','.join(i['targets']):12} {i['confidence']}")
 
 
-@generate_app.command("launch-template")
-def launch_template(
-    instance_type: str = typer.Option(..., "--instance-type", help="e.g. trn2.48xlarge (see `neuron-migrator instances`)."),
-    region: str = typer.Option(..., "--region", help="AWS region, e.g. us-east-2."),
-    output: Path = typer.Option(..., "--output", "-o", help="Folder to write into (created)."),
-    fmt: str = typer.Option("json", "--format", help="json (boto3 payloads) or cloudformation."),
-    name: str = typer.Option("neuron", "--name", help="Prefix of resource names and the Name tag."),
+@app.command()
+def generate(
+    kind: str = typer.Argument(..., help="launch-template, cloudformation, terraform, parallelcluster or user-data."),
+    output: Path = typer.Option(..., "--output", "-o", help="Folder to write into (created; nothing is written on error)."),
+    spec: Optional[Path] = typer.Option(None, "--spec", help="YAML spec file with the fields below (see samples/deploy-spec.yaml); flags override it."),
+    fmt: str = typer.Option("json", "--format", help="launch-template only: json (boto3 / aws-cli payloads) or cloudformation."),
+    instance_type: Optional[str] = typer.Option(None, "--instance-type", help="e.g. trn2.48xlarge (see `neuron-migrator instances`)."),
+    region: Optional[str] = typer.Option(None, "--region", help="AWS region, e.g. us-east-2."),
+    name: Optional[str] = typer.Option(None, "--name", help="Prefix of resource names and the Name tag (default neuron)."),
+    workload: Optional[str] = typer.Option(None, "--workload", help="training (default) or inference."),
+    nodes: Optional[int] = typer.Option(None, "--nodes", help="Number of instances (default 1); multi-node training needs EFA."),
     target: Optional[str] = typer.Option(None, "--target", help="neuron, xla or inf1 (default: the hardware's)."),
     efa: Optional[bool] = typer.Option(None, "--efa/--no-efa", help="EFA on every network card (default: when the type has EFA)."),
-    subnet_id: List[str] = typer.Option([], "--subnet-id", help="Subnet for the interfaces."),
-    security_group_id: List[str] = typer.Option([], "--security-group-id", help="Extra security groups for the interfaces."),
-    root_volume_gib: int = typer.Option(512, "--root-volume-gib", help="Root gp3 volume size in GiB (>= 512 on Trn)."),
+    subnet_id: List[str] = typer.Option([], "--subnet-id", help="Subnet for the nodes (repeatable; the first is used)."),
+    security_group_id: List[str] = typer.Option([], "--security-group-id", help="Extra security groups (the EFA group is always created)."),
+    key_name: Optional[str] = typer.Option(None, "--key-name", help="Optional EC2 key pair (no SSH rule is opened)."),
+    capacity: Optional[str] = typer.Option(None, "--capacity", help="on-demand (default), reservation or capacity-block."),
+    capacity_reservation_id: Optional[str] = typer.Option(None, "--capacity-reservation-id", help="cr-... for reservation and capacity-block."),
+    root_volume_gib: Optional[int] = typer.Option(None, "--root-volume-gib", help="Root gp3 volume in GiB (default 512; >= 512 on Trn)."),
     ami_ssm_parameter: Optional[str] = typer.Option(None, "--ami-ssm-parameter", help="SSM parameter path of the AMI."),
     ami_id: Optional[str] = typer.Option(None, "--ami-id", help="A pinned AMI id instead of an SSM parameter."),
+    plain_ami: Optional[bool] = typer.Option(None, "--plain-ami/--dlami", help="The AMI is not a Neuron DLAMI: user data installs Neuron."),
+    s3_prefix: Optional[str] = typer.Option(None, "--s3-prefix", help="s3://bucket/prefix the nodes may read (data, compile cache)."),
     tag: List[str] = typer.Option([], "--tag", help="KEY=VALUE tag (repeatable)."),
 ) -> None:
-    """EC2 launch template with EFA, placement group, EFA security group, IMDSv2 and an encrypted root."""
-    from .deploy import LaunchSpec, SpecError, generate_launch_template
+    """Deployment configs for trn1/trn1n/trn2/trn2u/trn3/inf2, checked before anything is written."""
+    from .deploy import SpecError
+    from .deploy.generate import KINDS, generate as generate_kind
+    from .deploy.spec import build_spec
 
+    kinds = ["launch-template", *[k for k in KINDS if not k.startswith("launch-template")]]
+    if kind not in kinds:
+        raise _fail(f"KIND: '{kind}' is not one of {', '.join(kinds)}")
+    if kind == "launch-template":
+        if fmt not in ("json", "cloudformation"):
+            raise _fail(f"--format: '{fmt}' is not one of json, cloudformation")
+        kind = f"launch-template-{fmt}"
     tags = []
     for item in tag:
         if "=" not in item:
             raise _fail(f"--tag: '{item}' is not KEY=VALUE")
         key, _, value = item.partition("=")
         tags.append((key, value))
-    spec = LaunchSpec(
-        instance_type=instance_type, region=region, name=name, target=target, efa=efa,
-        subnet_ids=tuple(subnet_id), security_group_ids=tuple(security_group_id), root_volume_gib=root_volume_gib,
-        ami_ssm_parameter=ami_ssm_parameter, ami_id=ami_id, tags=tuple(tags),
-    )
+    flags = {
+        "instance_type": instance_type, "region": region, "name": name, "workload": workload, "nodes": nodes,
+        "target": target, "efa": efa, "subnet_ids": tuple(subnet_id), "security_group_ids": tuple(security_group_id),
+        "key_name": key_name, "capacity": capacity, "capacity_reservation_id": capacity_reservation_id,
+        "root_volume_gib": root_volume_gib, "ami_ssm_parameter": ami_ssm_parameter, "ami_id": ami_id,
+        "plain_ami": plain_ami, "s3_prefix": s3_prefix, "tags": tuple(tags),
+    }
     try:
-        result = generate_launch_template(spec, output, fmt)
-    except SpecError as exc:
-        raise _fail(str(exc)) from None
-    except ValueError as exc:
+        result = generate_kind(kind, build_spec(spec, flags), output)
+    except (SpecError, ValueError) as exc:
         raise _fail(str(exc)) from None
     for path in result.files:
         typer.echo(f"wrote {path}")

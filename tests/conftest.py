@@ -39,3 +39,12 @@ def aws_env(monkeypatch):
 def copy_samples(dest: Path) -> Path:
     shutil.copytree(ROOT / "samples", dest)
     return dest
+
+
+def pytest_addoption(parser):
+    parser.addoption("--update-goldens", action="store_true", help="rewrite tests/golden/ from the current templates")
+
+
+@pytest.fixture
+def update_goldens(request):
+    return request.config.getoption("--update-goldens")

@@ -255,8 +255,28 @@ def plan_launch_template(spec: DeploymentSpec) -> dict[str, Any]:
     if inst["confidence"] != "verified":
         notes.append(f"{inst['type']}: catalog facts are {inst['confidence']} ({inst['source']}).")
     tags = [("Name", spec.name), *spec.tags, ("neuron-migrator:target", inst["target"])]
-    user_data = render_template("ec2/user-data.sh.j2", {"efa": efa, "target": inst["target"], "family": inst["family"]})
+    if spec.plain_ami:
+        notes.append("plain AMI: user data installs the Neuron driver, runtime, collectives, tools and EFA at boot.")
+    s3 = None
+    if spec.s3_prefix:
+        bucket, _, prefix = spec.s3_prefix[len("s3://"):].partition("/")
+        s3 = {"bucket": bucket, "prefix": prefix.strip("/")}
+    user_data = render_template("ec2/user-data.sh.j2", {
+        "efa": efa, "target": inst["target"], "family": inst["family"], "plain_ami": spec.plain_ami,
+        "name": spec.name,
+    })
+    if len(user_data.encode()) > 16384:
+        raise ValueError("user data is over EC2's 16 KB limit")
     return {
+        "full_stack": False,
+        "workload": spec.workload,
+        "nodes": spec.nodes,
+        "capacity": spec.capacity,
+        "reservation_id": spec.capacity_reservation_id,
+        "key_name": spec.key_name,
+        "s3": s3,
+        "kubernetes_version": spec.kubernetes_version,
+        "subnet_ids": list(spec.subnet_ids),
         "name": spec.name,
         "region": spec.region,
         "instance": inst,
@@ -278,36 +298,17 @@ def plan_launch_template(spec: DeploymentSpec) -> dict[str, Any]:
 
 
 def generate_launch_template(spec: DeploymentSpec, output: Path, fmt: str = "json") -> GenerateResult:
-    """Render, check and write a launch template into `output` (created if missing).
-
-    Args:
-        fmt: `json` (boto3 / `aws ec2 create-launch-template --cli-input-json` payloads) or
-            `cloudformation` (one stack template).
-
-    Returns:
-        The written files and notes.
+    """Render, check and write a launch template (`json` or `cloudformation`) into `output`.
 
     Raises:
         SpecError: an impossible spec (nothing is written).
         ValueError: a rendered file failed our checks (nothing is written).
     """
+    from .generate import generate
+
     if fmt not in FORMATS:
         raise SpecError("--format", f"'{fmt}' is not one of {', '.join(FORMATS)}")
-    plan = plan_launch_template(spec)
-    rendered: dict[str, str] = {}
-    if fmt == "json":
-        rendered["launch-template.json"] = render_template("ec2/launch-template.json.j2", plan)
-        rendered["prerequisites.json"] = render_template("ec2/prerequisites.json.j2", plan)
-        data = json.loads(rendered["launch-template.json"])["LaunchTemplateData"]
-        json.loads(rendered["prerequisites.json"])
-    else:
-        rendered["launch-template.cfn.yaml"] = render_template("cloudformation/launch-template.yaml.j2", plan)
-        doc = load_cfn_yaml(rendered["launch-template.cfn.yaml"])
-        data = doc["Resources"]["LaunchTemplate"]["Properties"]["LaunchTemplateData"]
-    problems = check_launch_template_data(data, plan["instance"], efa=plan["efa"])
-    if problems:
-        raise ValueError("generated launch template failed checks: " + "; ".join(problems))
-    return GenerateResult(_write_all(output, rendered), plan["notes"])
+    return generate(f"launch-template-{fmt}", spec, output)
 
 
 class _CfnLoader(yaml.SafeLoader):

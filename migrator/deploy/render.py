@@ -19,6 +19,21 @@ def _to_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=True)
 
 
+def _to_hcl(value: Any) -> str:
+    """An HCL literal: JSON escaping, plus `${`/`%{` escaped so a value can never interpolate."""
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=True).replace("${", "$${").replace("%{", "%%{")
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return json.dumps(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_to_hcl(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_to_hcl(str(k))} = {_to_hcl(v)}" for k, v in sorted(value.items())) + "}"
+    raise TypeError(f"cannot write {type(value).__name__} as HCL")
+
+
 @lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
     env = jinja2.Environment(
@@ -30,6 +45,7 @@ def environment() -> jinja2.Environment:
         autoescape=False,
     )
     env.filters["to_json"] = _to_json
+    env.filters["hcl"] = _to_hcl
     env.filters["shell_quote"] = shlex.quote
     return env
 
