@@ -24,6 +24,11 @@ $(CHECKOV_VENV)/.done:
 	$(CHECKOV_VENV)/bin/pip install $(PIP) "checkov==3.3.30"
 	touch $@
 
+# Karpenter objects are checked with @kubernetes-models/karpenter (validators generated from the CRDs).
+tests/k8s/node_modules/.done: tests/k8s/package.json
+	cd tests/k8s && npm install --no-audit --no-fund --silent
+	touch $@
+
 demo: $(DEMO_VENV)/.done
 	@rm -rf $(OUT) && mkdir -p $(OUT)
 	@echo "== 1. scan samples/ (target: portable)"
@@ -39,7 +44,7 @@ demo: $(DEMO_VENV)/.done
 	$(DEMO_VENV)/bin/neuron-migrator generate launch-template --instance-type trn2.48xlarge --region us-east-2 --name demo --format cloudformation --output $(OUT)/trn2-cfn
 	@echo "== outputs are in $(OUT)/"
 
-test: $(TEST_VENV)/.done $(CHECKOV_VENV)/.done
+test: $(TEST_VENV)/.done $(CHECKOV_VENV)/.done tests/k8s/node_modules/.done
 	$(TEST_VENV)/bin/python -m pytest -q
 
 # Rewrite tests/golden/ from the current templates; review the result with `git diff`.

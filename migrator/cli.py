@@ -8,7 +8,7 @@
     neuron-migrator rules [NRN101 | test DIR]
     neuron-migrator instances [--format text|json]
     neuron-migrator generate KIND --instance-type TYPE --region REGION --output DIR [...] [--spec FILE]
-        KIND: launch-template (--format json|cloudformation), cloudformation, terraform, parallelcluster, user-data
+        KIND: launch-template (--format json|cloudformation), cloudformation, terraform, parallelcluster, eks, user-data
 
 Settings come from [tool.neuron-migrator] in the nearest pyproject.toml (see migrator/settings.py);
 flags override them.
@@ -314,7 +314,7 @@ def instances(fmt: str = typer.Option("text", "--format", "-f", help="text or js
 
 @app.command()
 def generate(
-    kind: str = typer.Argument(..., help="launch-template, cloudformation, terraform, parallelcluster or user-data."),
+    kind: str = typer.Argument(..., help="launch-template, cloudformation, terraform, parallelcluster, eks or user-data."),
     output: Path = typer.Option(..., "--output", "-o", help="Folder to write into (created; nothing is written on error)."),
     spec: Optional[Path] = typer.Option(None, "--spec", help="YAML spec file with the fields below (see samples/deploy-spec.yaml); flags override it."),
     fmt: str = typer.Option("json", "--format", help="launch-template only: json (boto3 / aws-cli payloads) or cloudformation."),
@@ -335,6 +335,8 @@ def generate(
     ami_id: Optional[str] = typer.Option(None, "--ami-id", help="A pinned AMI id instead of an SSM parameter."),
     plain_ami: Optional[bool] = typer.Option(None, "--plain-ami/--dlami", help="The AMI is not a Neuron DLAMI: user data installs Neuron."),
     s3_prefix: Optional[str] = typer.Option(None, "--s3-prefix", help="s3://bucket/prefix the nodes may read (data, compile cache)."),
+    kubernetes_version: Optional[str] = typer.Option(None, "--kubernetes-version", help="eks only: EKS version (default 1.34)."),
+    image: Optional[str] = typer.Option(None, "--image", help="eks only: container image of the example workload."),
     tag: List[str] = typer.Option([], "--tag", help="KEY=VALUE tag (repeatable)."),
 ) -> None:
     """Deployment configs for trn1/trn1n/trn2/trn2u/trn3/inf2, checked before anything is written."""
@@ -360,7 +362,8 @@ def generate(
         "target": target, "efa": efa, "subnet_ids": tuple(subnet_id), "security_group_ids": tuple(security_group_id),
         "key_name": key_name, "capacity": capacity, "capacity_reservation_id": capacity_reservation_id,
         "root_volume_gib": root_volume_gib, "ami_ssm_parameter": ami_ssm_parameter, "ami_id": ami_id,
-        "plain_ami": plain_ami, "s3_prefix": s3_prefix, "tags": tuple(tags),
+        "plain_ami": plain_ami, "s3_prefix": s3_prefix, "kubernetes_version": kubernetes_version, "image": image,
+        "tags": tuple(tags),
     }
     try:
         result = generate_kind(kind, build_spec(spec, flags), output)

@@ -82,6 +82,8 @@ class DeploymentSpec:
             DLAMI, so user data installs the Neuron driver, runtime and tools.
         s3_prefix: `s3://bucket/prefix` the nodes may read (data, compile cache).
         kubernetes_version: EKS version for `generate eks` (e.g. `1.34`).
+        image: container image of the example EKS workload (default: the Neuron DLC for the
+            target and workload, where our sources name one).
         tags: extra (key, value) tags.
         custom_instance: a declared instance type (for Trn3): name, chips, network_cards,
             neuron_cores, efa_interfaces, targets.
@@ -105,6 +107,7 @@ class DeploymentSpec:
     plain_ami: bool = False
     s3_prefix: str | None = None
     kubernetes_version: str = "1.34"
+    image: str | None = None
     tags: tuple[tuple[str, str], ...] = ()
     custom_instance: tuple[tuple[str, Any], ...] = ()
 
@@ -178,6 +181,8 @@ def _validate(spec: DeploymentSpec) -> dict[str, Any]:
         raise SpecError("--key-name", "must be 1-255 printable ASCII characters")
     if spec.s3_prefix is not None and not re.fullmatch(r"s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/[A-Za-z0-9!_.*'()/-]*)?", spec.s3_prefix):
         raise SpecError("--s3-prefix", f"'{spec.s3_prefix}' is not an s3://bucket/prefix URL (letters, digits, / - _ . only)")
+    if spec.image is not None and not re.fullmatch(r"[a-z0-9][a-z0-9._/:@-]{0,254}", spec.image):
+        raise SpecError("--image", f"'{spec.image}' is not a container image reference")
     if not re.fullmatch(r"1\.\d{2}", spec.kubernetes_version):
         raise SpecError("--kubernetes-version", f"'{spec.kubernetes_version}' is not a Kubernetes version such as 1.34")
     if not re.fullmatch(r"[a-z]{2}(-gov)?-[a-z]+-\d", spec.region):
@@ -276,6 +281,7 @@ def plan_launch_template(spec: DeploymentSpec) -> dict[str, Any]:
         "key_name": spec.key_name,
         "s3": s3,
         "kubernetes_version": spec.kubernetes_version,
+        "container_image": spec.image,
         "subnet_ids": list(spec.subnet_ids),
         "name": spec.name,
         "region": spec.region,

@@ -27,7 +27,7 @@ _TYPES = {
     "instance_type": str, "region": str, "name": str, "workload": str, "nodes": int, "target": str, "efa": bool,
     "subnet_ids": list, "security_group_ids": list, "key_name": str, "capacity": str,
     "capacity_reservation_id": str, "root_volume_gib": int, "ami_ssm_parameter": str, "ami_id": str,
-    "plain_ami": bool, "s3_prefix": str, "kubernetes_version": str, "tags": dict, "custom_instance": dict,
+    "plain_ami": bool, "s3_prefix": str, "kubernetes_version": str, "image": str, "tags": dict, "custom_instance": dict,
 }
 
 
