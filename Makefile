@@ -42,6 +42,9 @@ demo: $(DEMO_VENV)/.done
 	@echo "== 4. generate a trn2.48xlarge launch template (boto3 JSON and CloudFormation)"
 	$(DEMO_VENV)/bin/neuron-migrator generate launch-template --instance-type trn2.48xlarge --region us-east-2 --name demo --output $(OUT)/trn2-json
 	$(DEMO_VENV)/bin/neuron-migrator generate launch-template --instance-type trn2.48xlarge --region us-east-2 --name demo --format cloudformation --output $(OUT)/trn2-cfn
+	@echo "== 5. the same cluster as a CloudFormation stack and as Terraform, from the sample spec"
+	$(DEMO_VENV)/bin/neuron-migrator generate cloudformation --spec samples/deploy-spec.yaml --output $(OUT)/stack
+	$(DEMO_VENV)/bin/neuron-migrator generate terraform --spec samples/deploy-spec.yaml --output $(OUT)/terraform
 	@echo "== outputs are in $(OUT)/"
 
 test: $(TEST_VENV)/.done $(CHECKOV_VENV)/.done tests/k8s/node_modules/.done
