@@ -307,9 +307,17 @@ def instances(fmt: str = typer.Option("text", "--format", "-f", help="text or js
     if fmt != "text":
         raise _fail(f"--format: '{fmt}' is not one of text, json")
     typer.echo(f"{'type':16} {'chips':>5} {'cores':>5} {'accel GiB':>9} {'vCPU':>5} {'mem GiB':>7} {'cards':>5} {'EFA':>4}  targets      confidence")
+    marked = False
     for name, i in catalog.items():
-        typer.echo(f"{name:16} {i['chips']:>5} {i['neuron_cores']:>5} {i['accelerator_memory_gib']:>9} {i['vcpus']:>5} {i['memory_gib']:>7} "
-                   f"{i['network_cards']:>5} {i['efa_interfaces']:>4}  {','.join(i['targets']):12} {i['confidence']}")
+        def cell(fact: str, width: int) -> str:
+            nonlocal marked
+            weak = fact in (i.get("facts") or {})
+            marked = marked or weak
+            return f"{str(i[fact]) + ('*' if weak else ''):>{width}}"
+        typer.echo(f"{name:16} {cell('chips', 5)} {cell('neuron_cores', 5)} {cell('accelerator_memory_gib', 9)} {cell('vcpus', 5)} "
+                   f"{cell('memory_gib', 7)} {cell('network_cards', 5)} {cell('efa_interfaces', 4)}  {','.join(i['targets']):12} {i['confidence']}")
+    if marked:
+        typer.echo("* this fact has its own source and confidence (see --format json)")
 
 
 @app.command()
@@ -317,7 +325,7 @@ def generate(
     kind: str = typer.Argument(..., help="launch-template, cloudformation, terraform, parallelcluster, eks or user-data."),
     output: Path = typer.Option(..., "--output", "-o", help="Folder to write into (created; nothing is written on error)."),
     spec: Optional[Path] = typer.Option(None, "--spec", help="YAML spec file with the fields below (see samples/deploy-spec.yaml); flags override it."),
-    fmt: str = typer.Option("json", "--format", help="launch-template only: json (boto3 / aws-cli payloads) or cloudformation."),
+    fmt: Optional[str] = typer.Option(None, "--format", help="launch-template only: json (default; boto3 / aws-cli payloads) or cloudformation."),
     instance_type: Optional[str] = typer.Option(None, "--instance-type", help="e.g. trn2.48xlarge (see `neuron-migrator instances`)."),
     region: Optional[str] = typer.Option(None, "--region", help="AWS region, e.g. us-east-2."),
     name: Optional[str] = typer.Option(None, "--name", help="Prefix of resource names and the Name tag (default neuron)."),
@@ -348,9 +356,12 @@ def generate(
     if kind not in kinds:
         raise _fail(f"KIND: '{kind}' is not one of {', '.join(kinds)}")
     if kind == "launch-template":
+        fmt = fmt or "json"
         if fmt not in ("json", "cloudformation"):
             raise _fail(f"--format: '{fmt}' is not one of json, cloudformation")
         kind = f"launch-template-{fmt}"
+    elif fmt is not None:
+        raise _fail(f"--format: only launch-template has formats; '{kind}' writes one format")
     tags = []
     for item in tag:
         if "=" not in item:
@@ -370,7 +381,7 @@ def generate(
     except (SpecError, ValueError) as exc:
         raise _fail(str(exc)) from None
     for path in result.files:
-        typer.echo(f"wrote {path}")
+        typer.echo(f"{'replaced' if path in result.replaced else 'wrote'} {path}")
     for note in result.notes:
         typer.echo(f"note: {note}", err=True)
 

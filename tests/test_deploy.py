@@ -175,6 +175,11 @@ def test_instances_command_prints_the_catalog(cli):
     assert "trn2.48xlarge" in out and "inf2.xlarge" in out
     data = json.loads(cli("instances", "--format", "json", check=0).stdout)
     assert data["trn1.32xlarge"]["efa_interfaces"] == 8 and data["trn1.32xlarge"]["source"]
+    # A fact with a weaker source than its type carries its own (trn2.3xlarge host figures come from moto).
+    from migrator.deploy.launch_template import fact_source
+
+    assert fact_source("trn2.3xlarge", "vcpus")[1] == "secondary" and fact_source("trn2.3xlarge", "chips")[1] == "verified"
+    assert "12*" in out
 
 
 @pytest.mark.parametrize(

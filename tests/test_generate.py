@@ -290,3 +290,31 @@ def test_karpenter_check_catches_a_bad_field():
 def test_eks_needs_an_image_where_no_dlc_is_published(cli, tmp_path):
     proc = cli("generate", "eks", "--instance-type", "trn2.48xlarge", "--region", "us-east-2", "--output", tmp_path / "o")
     assert proc.returncode == 2 and "--image" in proc.stderr and not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("body, field", [
+    ("instance_type: trn2.48xlarge\nregion: us-east-2\ncustom_instance: {name: trn2.48xlarge, chips: 1, network_cards: 1}\n",
+     "custom_instance.name"),
+    ("instance_type: trn3.48xlarge\nregion: us-east-2\ncustom_instance: {name: trn3.48xlarge, chips: 16, network_cards: 8, "
+     "efa_interfaces: 16}\n", "custom_instance.efa_interfaces"),
+    ("instance_type: trn2.48xlarge\ninstance_type: trn1.32xlarge\nregion: us-east-2\n", "given twice"),
+])
+def test_spec_file_traps(cli, tmp_path, body, field):
+    spec = tmp_path / "s.yaml"
+    spec.write_text(body)
+    proc = cli("generate", "launch-template", "--spec", spec, "--output", tmp_path / "out")
+    assert proc.returncode == 2 and field in proc.stderr and not (tmp_path / "out").exists()
+
+
+def test_output_folder_reuse_says_what_it_replaced_and_format_is_launch_template_only(cli, tmp_path):
+    out = tmp_path / "out"
+    args = ["generate", "launch-template", "--instance-type", "trn2.48xlarge", "--region", "us-east-2", "--output", out]
+    assert "wrote" in cli(*args, check=0).stdout
+    assert "replaced" in cli(*args, check=0).stdout
+    proc = cli("generate", "user-data", "--instance-type", "trn2.48xlarge", "--region", "us-east-2", "--format",
+               "cloudformation", "--output", tmp_path / "ud")
+    assert proc.returncode == 2 and "--format" in proc.stderr
+    (tmp_path / "afile").write_text("x")
+    proc = cli("generate", "user-data", "--instance-type", "trn2.48xlarge", "--region", "us-east-2", "--output",
+               tmp_path / "afile" / "sub")
+    assert proc.returncode == 2 and "is a file, not a folder" in proc.stderr

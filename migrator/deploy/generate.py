@@ -214,4 +214,5 @@ def generate(kind: str, spec: DeploymentSpec, output: Path) -> GenerateResult:
         ValueError: a rendered file failed our checks.
     """
     files, notes = render_kind(kind, spec)
-    return GenerateResult(_write_all(output, files), notes)
+    replaced = [Path(output) / name for name in files if (Path(output) / name).exists()]
+    return GenerateResult(_write_all(output, files), notes, replaced)

@@ -50,8 +50,19 @@ class SpecError(ValueError):
 
 @lru_cache(maxsize=1)
 def load_instances() -> dict[str, dict[str, Any]]:
-    """The instance catalog (`instances.yaml`): type -> facts, each with source and confidence."""
+    """The instance catalog (`instances.yaml`): type -> facts (GiB, vCPUs, counts).
+
+    Each type has a `source` and `confidence` for its facts; `facts` overrides them for
+    single facts (see `fact_source`).
+    """
     return yaml.safe_load((Path(__file__).with_name("instances.yaml")).read_text(encoding="utf-8"))
+
+
+def fact_source(instance_type: str, fact: str) -> tuple[str, str]:
+    """(source, confidence) of one fact of one catalog type."""
+    entry = load_instances()[instance_type]
+    own = (entry.get("facts") or {}).get(fact)
+    return (own["source"], own["confidence"]) if own else (entry["source"], entry["confidence"])
 
 
 WORKLOADS = ("training", "inference")
@@ -117,10 +128,11 @@ LaunchSpec = DeploymentSpec  # the name used before `generate` grew more kinds
 
 @dataclass
 class GenerateResult:
-    """Where the files went, and notes a person should read (unknown facts, pins)."""
+    """Where the files went, which of them replaced older files, and notes (unknown facts, pins)."""
 
     files: list[Path] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    replaced: list[Path] = field(default_factory=list)
 
 
 def _custom_instance(spec: DeploymentSpec) -> dict[str, Any] | None:
@@ -142,6 +154,11 @@ def _custom_instance(spec: DeploymentSpec) -> dict[str, Any] | None:
             raise SpecError(f"custom_instance.{key}", "must be a whole number between 0 and 4096")
     if data["network_cards"] < 1:
         raise SpecError("custom_instance.network_cards", "must be at least 1")
+    if data.get("efa_interfaces", data["network_cards"]) > data["network_cards"]:
+        raise SpecError("custom_instance.efa_interfaces", "cannot exceed network_cards (one EFA interface per card)")
+    if data["name"] in load_instances():
+        raise SpecError("custom_instance.name", f"'{data['name']}' is a published type with catalog facts; "
+                        "custom_instance declares unpublished types (such as Trn3) only")
     targets = data.get("targets", ["neuron"])
     if not isinstance(targets, list) or not set(targets) <= {"neuron", "xla", "inf1"} or not targets:
         raise SpecError("custom_instance.targets", "must be a list of neuron, xla, inf1")
@@ -257,8 +274,11 @@ def plan_launch_template(spec: DeploymentSpec) -> dict[str, Any]:
             "Pin an older DLAMI with --ami-id (aws ec2 describe-images --owners amazon --filters "
             "'Name=name,Values=Deep Learning AMI Neuron*' 'Name=description,Values=*Neuron SDK 2.31*')."
         )
-    if inst["confidence"] != "verified":
-        notes.append(f"{inst['type']}: catalog facts are {inst['confidence']} ({inst['source']}).")
+    weaker = [f"{fact} ({own['confidence']}: {own['source']})" for fact, own in (inst.get("facts") or {}).items()
+              if fact in ("network_cards", "efa_interfaces")]
+    if inst["confidence"] != "verified" or weaker:
+        notes.append(f"{inst['type']}: catalog facts are {inst['confidence']} ({inst['source']})"
+                     + (f"; network facts: {', '.join(weaker)}" if weaker else "") + ".")
     tags = [("Name", spec.name), *spec.tags, ("neuron-migrator:target", inst["target"])]
     if spec.plain_ami:
         notes.append("plain AMI: user data installs the Neuron driver, runtime, collectives, tools and EFA at boot.")
@@ -345,8 +365,9 @@ def load_cfn_yaml(text: str) -> dict[str, Any]:
 def _write_all(output: Path, rendered: dict[str, str]) -> list[Path]:
     """Write every file or none: stage in a temporary folder beside `output`, then move."""
     output = Path(output)
-    if output.exists() and not output.is_dir():
-        raise SpecError("--output", f"'{output}' is a file, not a folder")
+    for folder in (output, *output.parents):
+        if folder.exists() and not folder.is_dir():
+            raise SpecError("--output", f"'{folder}' is a file, not a folder")
     try:
         output.parent.mkdir(parents=True, exist_ok=True)
         stage = Path(tempfile.mkdtemp(prefix=".nrn-stage-", dir=output.parent))
