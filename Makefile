@@ -6,7 +6,7 @@ CHECKOV_VENV := .venv-checkov
 PIP := --quiet --disable-pip-version-check
 OUT := demo-out
 
-.PHONY: demo test goldens clean
+.PHONY: demo test goldens docs clean
 
 $(DEMO_VENV)/.done: pyproject.toml
 	$(PYTHON) -m venv $(DEMO_VENV)
@@ -53,6 +53,10 @@ test: $(TEST_VENV)/.done $(CHECKOV_VENV)/.done tests/k8s/node_modules/.done
 # Rewrite tests/golden/ from the current templates; review the result with `git diff`.
 goldens: $(TEST_VENV)/.done
 	$(TEST_VENV)/bin/python -m pytest -q tests/test_generate.py -k golden --update-goldens
+
+# Regenerate docs/rules.md from rules/ (a test fails when it is stale).
+docs: $(TEST_VENV)/.done
+	$(TEST_VENV)/bin/python -m migrator.docgen
 
 clean:
 	rm -rf $(DEMO_VENV) $(TEST_VENV) $(CHECKOV_VENV) $(OUT) dist build

@@ -246,10 +246,10 @@ def rules(
     except RuleError as exc:
         raise _fail(str(exc)) from None
     if not args:
-        typer.echo(f"{'id':7} {'name':28} {'category':13} {'portable':8} {'neuron':8} {'xla':8} fix")
+        typer.echo(f"{'id':7} {'name':30} {'category':13} {'portable':8} {'neuron':8} {'xla':8} {'inf1':8} fix")
         for r in catalogue.rules:
-            sev = [(r.severity_for(t).value if r.severity_for(t) else "off") for t in ALL[:3]]
-            typer.echo(f"{r.id:7} {r.name:28} {r.category:13} {sev[0]:8} {sev[1]:8} {sev[2]:8} {'yes' if r.fix else '-'}")
+            sev = [(r.severity_for(t).value if r.severity_for(t) else "off") for t in ALL]
+            typer.echo(f"{r.id:7} {r.name:30} {r.category:13} {sev[0]:8} {sev[1]:8} {sev[2]:8} {sev[3]:8} {'yes' if r.fix else '-'}")
         return
     try:
         r = catalogue.by_id(args[0])

@@ -20,7 +20,8 @@ _TEST_RE = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*\.py$|_test\.py$|(
 
 
 def file_kind(path: Path) -> str | None:
-    """`python`, `notebook`, `shell`, `dockerfile`, `requirements`, or None (not scanned)."""
+    """`python`, `notebook`, `shell`, `dockerfile`, `requirements`, `conda`, `pyproject`,
+    `setupcfg`, `cuda` (.cu/.cuh sources), or None (not scanned)."""
     name = path.name
     lower = name.lower()
     if lower.endswith((".py", ".pyi")):
@@ -33,6 +34,14 @@ def file_kind(path: Path) -> str | None:
         return "dockerfile"
     if lower.endswith((".txt", ".in")) and (lower.startswith(("requirements", "constraints")) or path.parent.name == "requirements"):
         return "requirements"
+    if lower in {"environment.yml", "environment.yaml", "conda.yml", "conda.yaml"} or lower.startswith("environment-") and lower.endswith((".yml", ".yaml")):
+        return "conda"
+    if lower == "pyproject.toml":
+        return "pyproject"
+    if lower == "setup.cfg":
+        return "setupcfg"
+    if lower.endswith((".cu", ".cuh")):
+        return "cuda"
     return None
 
 

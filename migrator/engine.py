@@ -64,7 +64,7 @@ class RuleIndex:
         self.call_prefix: list[tuple[str, RuleSpec]] = []
         self.ref_exact: dict[str, list[RuleSpec]] = {}
         self.ref_prefix: list[tuple[str, RuleSpec]] = []
-        self.methods: dict[str, list[RuleSpec]] = {}
+        self.methods: dict[str, list[tuple[RuleSpec, bool]]] = {}
         self.imports: list[tuple[str, RuleSpec]] = []
         self.arguments: dict[str, list[tuple[RuleSpec, dict[str, Any]]]] = {}
         self.device_strings: dict[str, list[RuleSpec]] = {}
@@ -85,7 +85,7 @@ class RuleIndex:
                         need(*_name_requirement(p))
                 elif kind == "method":
                     for n in m["names"]:
-                        self.methods.setdefault(n, []).append(rule)
+                        self.methods.setdefault(n, []).append((rule, bool(m.get("in_loop"))))
                         need(n, ((f".{n}(",),))
                 elif kind == "import":
                     for mod in m["modules"]:
@@ -174,9 +174,30 @@ def _module_requirement(module: str) -> tuple[str, tuple[tuple[str, ...], ...]]:
 
 
 def _literal_token(pattern: str) -> str:
-    """The longest literal run of a regular expression: a substring every match contains."""
-    words = re.findall(r"[A-Za-z0-9_\-]+", re.sub(r"\\.", " ", pattern))
-    return max(words, key=len) if words else ""
+    """A substring every match of a regular expression contains (for the prefilter).
+
+    The longest literal run, or for alternations the longest run common to every branch
+    (`^(CUDA_HOME|CUDA_PATH)$` -> `CUDA_`); "" when there is none (the file is then parsed).
+    """
+    def literals(text: str) -> list[str]:
+        text = re.sub(r"\[[^\]]*\]", " ", re.sub(r"\\.", " ", text))  # drop escapes, then classes
+        return re.findall(r"[A-Za-z0-9_\-]+", re.sub(r"[()^$?*+{}.]", " ", text))
+
+    pattern = re.sub(r"\((?:\^|\$|\\[sbAZ]|\|)*\)", "", pattern)  # groups of anchors only: (^|\s)
+    branches = re.split(r"\|", pattern)
+    if len(branches) == 1:
+        words = literals(pattern)
+        return max(words, key=len) if words else ""
+    first = " ".join(literals(branches[0]))
+    best = ""
+    for i in range(len(first)):
+        for j in range(i + len(best) + 1, len(first) + 1):
+            piece = first[i:j]
+            if " " in piece:
+                break
+            if all(piece in " ".join(literals(b)) for b in branches[1:]):
+                best = piece
+    return best
 
 
 def _string_value(node: cst.CSTNode) -> str | None:
@@ -211,6 +232,7 @@ class _Collector(cst.CSTVisitor):
         self.device_ctx: dict[int, str] = {}
         self.docstrings: set[int] = set()
         self.quiet = 0
+        self.loops = 0
 
     # -- helpers ---------------------------------------------------------------------------
     def resolve(self, node: cst.BaseExpression) -> str | None:
@@ -242,6 +264,18 @@ class _Collector(cst.CSTVisitor):
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.scopes.pop()
         self.functions.pop()
+
+    def visit_For(self, node: cst.For) -> None:
+        self.loops += 1
+
+    def leave_For(self, node: cst.For) -> None:
+        self.loops -= 1
+
+    def visit_While(self, node: cst.While) -> None:
+        self.loops += 1
+
+    def leave_While(self, node: cst.While) -> None:
+        self.loops -= 1
 
     def visit_Lambda(self, node: cst.Lambda) -> None:
         self.scopes.append({})
@@ -354,7 +388,10 @@ class _Collector(cst.CSTVisitor):
                 if arg.keyword is not None and arg.keyword.value == "default":
                     self._set_ctx(arg.value, "device")
         if attr is not None and qname is None and attr in self.index.methods:
-            self.add(self.index.methods[attr][0], node, name=attr, context={"call": node, "method": True})
+            for rule, in_loop in self.index.methods[attr]:
+                if not in_loop or self.loops:
+                    self.add(rule, node, name=attr, context={"call": node, "method": True})
+                    break
         if qname is not None:
             for rule, m in self.index.arguments.get(qname, []):
                 self._match_argument(rule, m, node, positional, qname)
@@ -374,9 +411,14 @@ class _Collector(cst.CSTVisitor):
             value = positional[m["position"]].value
         if value is None:
             return
+        if m.get("any"):
+            self.add(rule, value, name=qname, value=self.module.code_for_node(value)[:60], context={"call": call, "argument": m})
+            return
         literal: Any = _string_value(value)
         if literal is None and isinstance(value, cst.Name) and value.value in ("True", "False", "None"):
             literal = {"True": True, "False": False, "None": None}[value.value]
+        if literal is None and isinstance(value, (cst.List, cst.Tuple)) and len(value.elements) == 1:
+            literal = _string_value(value.elements[0].value)  # device_types=["cuda"]
         if literal is None and not isinstance(value, cst.Name):
             return
         for expected in m["values"]:

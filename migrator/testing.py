@@ -39,7 +39,8 @@ def collect_examples(catalogue: Catalogue) -> Iterator[ExampleCase]:
                 yield ExampleCase(rule, kind, n, example)
 
 
-_SUFFIX = {"python": "example.py", "shell": "example.sh", "dockerfile": "Dockerfile", "requirements": "requirements.txt"}
+_SUFFIX = {"python": "example.py", "shell": "example.sh", "dockerfile": "Dockerfile", "requirements": "requirements.txt",
+           "conda": "environment.yml", "pyproject": "pyproject.toml", "setupcfg": "setup.cfg", "cuda": "kernel.cu"}
 
 
 def check_example(case: ExampleCase, extend_rules: tuple = ()) -> list[str]:

@@ -87,3 +87,10 @@ def test_broken_rule_makes_the_cli_exit_2(tmp_path, cli, monkeypatch):
                           text=True, env={**os.environ, "PYTHONPATH": str(root)}, cwd=tmp_path)
     assert proc.returncode == 2
     assert "NRN101-tensor-cuda-method.yaml" in proc.stderr and "severity" in proc.stderr
+
+
+def test_docs_rules_md_is_current():
+    from conftest import ROOT
+    from migrator.docgen import render_rules_doc
+
+    assert (ROOT / "docs" / "rules.md").read_text() == render_rules_doc(load_catalogue()), "run `make docs`"

@@ -152,3 +152,20 @@ def test_fast_positions_equal_libcst_position_provider():
         for node in nodes:
             r = expected[node]
             assert got[id(node)] == (r.start.line, r.start.column, r.end.line, r.end.column)
+
+
+@pytest.mark.parametrize("pattern, token", [
+    ("^CUDA_VISIBLE_DEVICES$", "CUDA_VISIBLE_DEVICES"),
+    ("^NCCL_[A-Z0-9_]+$", "NCCL_"),
+    ("(^|\\s)nvidia-smi\\b", "nvidia-smi"),
+    ("^(CUDA_HOME|CUDA_PATH)$", "CUDA_"),
+])
+def test_prefilter_token_is_contained_in_every_match(pattern, token):
+    from migrator.engine import _literal_token
+
+    assert _literal_token(pattern) == token
+
+
+def test_a_string_matched_by_any_alternative_is_found():
+    source = 'import os\nos.environ.get("CUDA_PATH")\n'
+    assert ids(source) == ["NRN704"]
