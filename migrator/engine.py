@@ -29,8 +29,13 @@ DEVICE_TYPE_ARG0 = {
     "torch.autocast", "torch.amp.autocast", "torch.amp.autocast_mode.autocast",
     "torch.amp.GradScaler", "torch.GradScaler",
 }
-DEVICE_KEYWORDS = {"device": "device", "map_location": "device", "device_type": "device_type",
-                   "output_device": "device", "accelerator": "device"}
+DEVICE_KEYWORDS = {"device": "device", "map_location": "device", "output_device": "device", "accelerator": "device"}
+# `device_type=` is a device only for autocast/GradScaler-like calls; elsewhere (test decorators,
+# dispatch tables) it is metadata.
+DEVICE_TYPE_CALLS = DEVICE_TYPE_ARG0 | {"torch.amp.custom_fwd", "torch.amp.custom_bwd", "torch.get_autocast_dtype",
+                                        "torch.is_autocast_enabled", "torch.set_autocast_enabled"}
+DTYPE_KEYWORDS = {"dtype", "default_dtype", "out_dtype", "output_dtype", "acc_dtype"}
+ENV_METHODS = {"get", "setdefault", "pop", "getenv", "putenv", "unsetenv", "environ_get"}
 QUIET_CALLS = {"print", "debug", "info", "warning", "warn", "error", "exception", "critical", "log",
                "format", "startswith", "endswith", "replace", "split", "join"}
 
@@ -68,7 +73,8 @@ class RuleIndex:
         self.imports: list[tuple[str, RuleSpec]] = []
         self.arguments: dict[str, list[tuple[RuleSpec, dict[str, Any]]]] = {}
         self.device_strings: dict[str, list[RuleSpec]] = {}
-        self.strings: list[tuple[re.Pattern[str], RuleSpec]] = []
+        self.strings: list[tuple[re.Pattern[str], RuleSpec, str | None]] = []
+        self.reference_context: dict[tuple[str, str], str] = {}
         self.text: list[tuple[re.Pattern[str], RuleSpec, tuple[str, ...]]] = []
         self._requirements: list[tuple[str, tuple[tuple[str, ...], ...]]] = []
         need = self._need
@@ -80,6 +86,8 @@ class RuleIndex:
                     for q in m.get("qualified_names", []):
                         exact.setdefault(q, []).append(rule)
                         need(*_name_requirement(q))
+                        if m.get("context"):
+                            self.reference_context[(rule.id, q)] = m["context"]
                     for p in m.get("prefixes", []):
                         prefix.append((p, rule))
                         need(*_name_requirement(p))
@@ -100,7 +108,7 @@ class RuleIndex:
                         self.device_strings.setdefault(ctx, []).append(rule)
                     need("cuda", (('"cuda',), ("'cuda",)))
                 elif kind == "string":
-                    self.strings.append((re.compile(m["pattern"]), rule))
+                    self.strings.append((re.compile(m["pattern"]), rule, m.get("context")))
                     token = _literal_token(m["pattern"])
                     need(token, ((token,),))
                 elif kind == "text":
@@ -233,6 +241,9 @@ class _Collector(cst.CSTVisitor):
         self.docstrings: set[int] = set()
         self.quiet = 0
         self.loops = 0
+        self.dtype_ctx: set[int] = set()
+        self.env_ctx: set[int] = set()
+        self.fstrings = 0
 
     # -- helpers ---------------------------------------------------------------------------
     def resolve(self, node: cst.BaseExpression) -> str | None:
@@ -329,11 +340,16 @@ class _Collector(cst.CSTVisitor):
             self._set_ctx(node.value, "device")
 
     def visit_DictElement(self, node: cst.DictElement) -> None:
+        self.env_ctx.add(id(node.key))  # {"CUDA_VISIBLE_DEVICES": "0"} as an environment for a process
         key = _string_value(node.key)
         if key is not None and DEVICE_NAME.search(key):
             self._set_ctx(node.value, "device")
 
     def visit_Comparison(self, node: cst.Comparison) -> None:
+        for target in node.comparisons:
+            name = dotted_name(target.comparator)
+            if isinstance(target.operator, (cst.In, cst.NotIn)) and name is not None and name.endswith("environ"):
+                self.env_ctx.add(id(node.left))
         operands = [node.left] + [c.comparator for c in node.comparisons]
         for operand in operands:
             if CUDA_DEVICE.match(_string_value(operand) or ""):
@@ -369,7 +385,7 @@ class _Collector(cst.CSTVisitor):
         qname = self.resolve(node.func)
         attr = node.func.attr.value if isinstance(node.func, cst.Attribute) else None
         last = attr or (node.func.value if isinstance(node.func, cst.Name) else "")
-        if last in QUIET_CALLS:
+        if last in QUIET_CALLS or last.endswith(("Error", "Exception", "Warning")):
             self.quiet += 1
         positional = [a for a in node.args if a.keyword is None and a.star == ""]
         for arg in node.args:
@@ -378,6 +394,17 @@ class _Collector(cst.CSTVisitor):
                 ctx = DEVICE_KEYWORDS.get(arg.keyword.value)
                 if ctx:
                     self._set_ctx(arg.value, ctx)
+                elif arg.keyword.value == "device_type" and (qname in DEVICE_TYPE_CALLS or last == "autocast"):
+                    self._set_ctx(arg.value, "device_type")
+                elif arg.keyword.value in DTYPE_KEYWORDS:
+                    self.dtype_ctx.add(id(arg.value))
+        if attr in ("to", "type") or qname in ("torch.set_default_dtype", "torch.get_default_dtype"):
+            self.dtype_ctx.update(id(a.value) for a in positional)
+        receiver = dotted_name(node.func.value) if isinstance(node.func, cst.Attribute) else None
+        env_call = (attr in ENV_METHODS and receiver is not None and receiver.endswith("environ")) or \
+            qname in ("os.getenv", "os.putenv", "os.unsetenv")
+        if env_call and positional:
+            self.env_ctx.add(id(positional[0].value))
         if positional:
             if qname in DEVICE_ARG0 or (attr == "to" and qname is None):
                 self._set_ctx(positional[0].value, "device")
@@ -399,8 +426,21 @@ class _Collector(cst.CSTVisitor):
     def leave_Call(self, node: cst.Call) -> None:
         attr = node.func.attr.value if isinstance(node.func, cst.Attribute) else None
         last = attr or (node.func.value if isinstance(node.func, cst.Name) else "")
-        if last in QUIET_CALLS:
+        if last in QUIET_CALLS or last.endswith(("Error", "Exception", "Warning")):
             self.quiet -= 1
+
+    def visit_FormattedStringExpression(self, node: cst.FormattedStringExpression) -> None:
+        self.fstrings += 1
+
+    def leave_FormattedStringExpression(self, node: cst.FormattedStringExpression) -> None:
+        self.fstrings -= 1
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        name = dotted_name(node.value)
+        if name is not None and name.endswith("environ") and len(node.slice) == 1:
+            element = node.slice[0].slice
+            if isinstance(element, cst.Index):
+                self.env_ctx.add(id(element.value))
 
     def _match_argument(self, rule: RuleSpec, m: dict[str, Any], call: cst.Call, positional: list[cst.Arg], qname: str) -> None:
         value: cst.BaseExpression | None = None
@@ -444,6 +484,11 @@ class _Collector(cst.CSTVisitor):
         call = self.callees.get(id(node))
         rule = self.index.lookup(qname, call is not None)
         if rule is not None:
+            needs = self.index.reference_context.get((rule.id, qname))
+            if needs == "dtype" and call is None and id(node) not in self.dtype_ctx:
+                return
+            if needs == "code" and (self.quiet or self.fstrings):
+                return
             self.add(rule, node, name=qname, context={"call": call, "callee": call is not None})
 
     # -- strings ---------------------------------------------------------------------------
@@ -468,8 +513,8 @@ class _Collector(cst.CSTVisitor):
                 self.add(rule, node, value=self.module.code_for_node(node), context={"device_kind": ctx, "fstring": expr})
                 return
         if value is not None and not self.quiet:
-            for pattern, rule in self.index.strings:
-                if pattern.search(value):
+            for pattern, rule, context in self.index.strings:
+                if pattern.search(value) and (context != "env" or id(node) in self.env_ctx):
                     self.add(rule, node, value=value)
                     return
 
