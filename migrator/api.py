@@ -35,6 +35,8 @@ class ScanOptions:
         target: `portable` (default), `neuron`, `xla` or `inf1`.
         select/ignore: rule id prefixes (`NRN2` = every runtime rule).
         exclude: gitignore-style patterns of paths to skip.
+        test_files: `scan` (default; findings are marked `is_test`), `lower` (one severity lower
+            in test files) or `exclude` (test files are not reported).
         per_file_ignores: (gitignore-style pattern, rule id prefixes) pairs; patterns are
             relative to `root` (the folder of the configuration file).
         extend_rules: extra rule folders (team rules, NRN9xx).
@@ -54,6 +56,7 @@ class ScanOptions:
     report_unused_noqa: bool = False
     jobs: int = 1
     cache_dir: Path | None = None
+    test_files: str = "scan"
     progress: Callable[[int, int], None] | None = field(default=None, compare=False, repr=False)
 
 
@@ -198,6 +201,13 @@ def _per_file_filter(options: ScanOptions) -> Callable[[Finding], bool]:
     return keep
 
 
+_LOWER = {Severity.ERROR: Severity.WARNING, Severity.WARNING: Severity.INFO, Severity.INFO: Severity.INFO}
+
+
+def _test_policy(f: Finding, policy: str) -> Finding:
+    return replace(f, severity=_LOWER[f.severity]) if policy == "lower" and f.is_test else f
+
+
 def _scan_file(args: tuple[str, str, ScanOptions]) -> tuple[list[Finding], int]:
     path, kind, options = args
     try:
@@ -271,7 +281,8 @@ def scan_paths(paths: Sequence[str | os.PathLike[str]], options: ScanOptions = S
     keep = _per_file_filter(options)
     for path, _ in files:
         found, lines = results[path]
-        report.findings.extend(f for f in found if keep(f))
+        report.findings.extend(_test_policy(f, options.test_files) for f in found
+                               if keep(f) and not (options.test_files == "exclude" and f.is_test))
         report.lines += lines
     report.seconds = time.perf_counter() - start
     return report

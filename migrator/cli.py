@@ -80,7 +80,7 @@ def _scan_options(settings, target, select, ignore, exclude, extend_exclude, job
         target=target, select=tuple(select) or settings.select, ignore=tuple(ignore) or settings.ignore,
         exclude=excludes + settings.extend_exclude + tuple(extend_exclude), per_file_ignores=settings.per_file_ignores,
         root=settings.root, extend_rules=settings.extend_rules, report_unused_noqa=unused_noqa,
-        jobs=jobs or (os.cpu_count() or 1), cache_dir=cache, progress=progress,
+        jobs=jobs or (os.cpu_count() or 1), cache_dir=cache, progress=progress, test_files=settings.test_files,
     )
 
 

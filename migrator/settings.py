@@ -13,6 +13,7 @@ the table wins (no cascade). Precedence: command-line flags, then the file, then
     fail-on = "warning"               # error | warning | info | never
     unsafe-fixes = false
     extend-rules = ["tools/nrn-rules"]  # folders of team rules (NRN9xx), relative to the file
+    test-files = "lower"              # scan (default: marked as tests) | lower (one severity down) | exclude
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ class Settings:
     fail_on: str = "error"
     unsafe_fixes: bool = False
     extend_rules: tuple[Path, ...] = ()
+    test_files: str = "scan"
     source: Path | None = None
     root: Path | None = None
 
@@ -127,6 +129,10 @@ def load_settings(config: Path | None = None, start: Path | None = None) -> Sett
             if not isinstance(value, bool):
                 raise SettingsError(f"{path}: key 'unsafe-fixes': expected true or false, got {value!r}")
             out["unsafe_fixes"] = value
+        elif key == "test-files":
+            if value not in ("scan", "lower", "exclude"):
+                raise SettingsError(f"{path}: key 'test-files': '{value}' is not one of scan, lower, exclude")
+            out["test_files"] = value
         elif key == "extend-rules":
             folders = tuple(Path(path).parent / p for p in _strings(value, key, path))
             for folder in folders:
@@ -134,6 +140,7 @@ def load_settings(config: Path | None = None, start: Path | None = None) -> Sett
                     raise SettingsError(f"{path}: key 'extend-rules': folder '{folder}' does not exist")
             out["extend_rules"] = folders
         else:
-            known = "target, select, ignore, per-file-ignores, exclude, extend-exclude, fail-on, unsafe-fixes, extend-rules"
+            known = ("target, select, ignore, per-file-ignores, exclude, extend-exclude, fail-on, unsafe-fixes, "
+                     "extend-rules, test-files")
             raise SettingsError(f"{path}: unknown key '{key}' in [tool.neuron-migrator] (known: {known})")
     return Settings(**out)

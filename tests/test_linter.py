@@ -264,3 +264,14 @@ def test_empty_cache_dir_is_refused(cli, tmp_path):
     write(tmp_path / "a.py", BAD)
     assert cli("scan", "a.py", "--cache-dir", "", cwd=tmp_path).returncode == 2
     assert not (tmp_path / ".gitignore").exists()
+
+
+@pytest.mark.parametrize("policy, expected", [("scan", [("src/a.py", "error", False), ("tests/test_a.py", "error", True)]),
+                                             ("lower", [("src/a.py", "error", False), ("tests/test_a.py", "warning", True)]),
+                                             ("exclude", [("src/a.py", "error", False)])])
+def test_test_files_policy(cli, tmp_path, policy, expected):
+    write(tmp_path / "pyproject.toml", f'[tool.neuron-migrator]\ntest-files = "{policy}"\n')
+    write(tmp_path / "src" / "a.py", "import torch\nx = y.cuda()\n")
+    write(tmp_path / "tests" / "test_a.py", "import torch\nx = y.cuda()\n")
+    data = json.loads(cli("scan", ".", "--format", "json", "--no-cache", cwd=tmp_path).stdout)
+    assert sorted((d["path"], d["severity"], d["is_test"]) for d in data) == expected
