@@ -451,6 +451,11 @@ class _Collector(cst.CSTVisitor):
             value = positional[m["position"]].value
         if value is None:
             return
+        if m.get("value_calls"):
+            inner = self.resolve(value.func) if isinstance(value, cst.Call) else None
+            if inner in m["value_calls"] and not any(a.keyword is not None and a.keyword.value == "dtype" for a in value.args):
+                self.add(rule, value, name=qname, value=inner, context={"call": call, "argument": m})
+            return
         if m.get("any"):
             self.add(rule, value, name=qname, value=self.module.code_for_node(value)[:60], context={"call": call, "argument": m})
             return
