@@ -102,7 +102,13 @@ class RuleIndex:
                 elif kind == "argument":
                     for q in m["qualified_names"]:
                         self.arguments.setdefault(q, []).append((rule, m))
-                        need(*_name_requirement(q))
+                        if not m.get("value_calls"):
+                            need(*_name_requirement(q))
+                    # A value-call match needs both names: gate on the inner call, require the outer too.
+                    for v in m.get("value_calls", []):
+                        gate, inner = _name_requirement(v)
+                        outer = [alt for q in m["qualified_names"] for alt in _name_requirement(q)[1]]
+                        need(gate, tuple(a + b for a in inner for b in outer))
                 elif kind == "device-string":
                     for ctx in m["contexts"]:
                         self.device_strings.setdefault(ctx, []).append(rule)
