@@ -343,7 +343,7 @@ def fix_source(data: bytes | str, path: str, kind: str = "python", options: Scan
     lines = text.splitlines()
     findings = apply_suppressions(scan_text(text, path, kind, index, options.target, is_test=is_test),
                                   lambda cell: lines, path=path)
-    return fix_text_lines(text, findings, options.target, unsafe=unsafe)
+    return fix_text_lines(text, findings, options.target, unsafe=unsafe, file_kind=kind)
 
 
 def _decode_python(data: bytes) -> str:
@@ -380,15 +380,45 @@ def _fix_notebook(text: str, path: str, index: "RuleIndex", options: ScanOptions
         return apply_suppressions(found, lambda cell: current.get(cell, []), path=path)
 
     outcome = fix_python(joined.source, scan, options.target, unsafe=unsafe, only=only)
-    shell_findings = [f for cell, first, shell in joined.shell
-                      for f in scan_text(shell, path, "shell", index, options.target, is_test=is_test, cell=cell, line_offset=first - 1)]
-    for finding in apply_suppressions(shell_findings, lambda cell: cells.get(cell, []), path=path):
-        outcome.manual.append((finding, "no automatic fix for shell lines in notebooks"))
-    if outcome.failed or not outcome.changed:
+    if outcome.failed:
+        outcome.source = text
+        return outcome
+    shell_changed = _fix_notebook_shell(joined, path, index, options, unsafe, is_test, cells, outcome, only)
+    if not outcome.changed and not shell_changed:
         outcome.source = text
         return outcome
     outcome.source = split_cells(joined, outcome.source)
     return outcome
+
+
+def _fix_notebook_shell(joined, path: str, index, options: ScanOptions, unsafe: bool, is_test: bool, cells, outcome, only) -> bool:
+    """Apply text fixes to `!cmd` lines (in joined.magics); `%%bash` cells are left for a person."""
+    from .engine import scan_text
+    from .fixer import fix_text_lines
+
+    changed = False
+    for cell, first, shell in joined.shell:
+        found = scan_text(shell, path, "shell", index, options.target, is_test=is_test, cell=cell, line_offset=first - 1)
+        found = apply_suppressions(found, lambda c: cells.get(c, []), path=path)
+        if only is not None:
+            found = [f for f in found if (f.rule_id, f.span.line, f.span.column) == only]
+        key = f"{cell}.{first}"
+        magic = joined.magics.get(key, "")
+        if not found:
+            continue
+        if not magic.lstrip().startswith("!") or "\n" in shell:
+            outcome.manual.extend((f, "no automatic fix for %%bash cells in notebooks") for f in found)
+            continue
+        # Spans count lines within the cell; the shell text here is the one line.
+        local = [replace(f, span=replace(f.span, line=1)) for f in found]
+        fixed = fix_text_lines(shell, local, options.target, unsafe=unsafe, file_kind="shell")
+        outcome.manual.extend(fixed.manual)
+        outcome.applied.extend(fixed.applied)
+        if fixed.source != shell:
+            indent = magic[: len(magic) - len(magic.lstrip())]
+            joined.magics[key] = f"{indent}!{fixed.source}"
+            changed = True
+    return changed
 
 
 def fix_paths(paths: Sequence[str | os.PathLike[str]], options: ScanOptions = ScanOptions(), *,

@@ -76,6 +76,7 @@ class RuleIndex:
         self.strings: list[tuple[re.Pattern[str], RuleSpec, str | None]] = []
         self.reference_context: dict[tuple[str, str], str] = {}
         self.text: list[tuple[re.Pattern[str], RuleSpec, tuple[str, ...]]] = []
+        self.unless_keywords: dict[tuple[str, str], frozenset[str]] = {}
         self._requirements: list[tuple[str, tuple[tuple[str, ...], ...]]] = []
         need = self._need
         for rule in catalogue.rules:
@@ -88,6 +89,8 @@ class RuleIndex:
                         need(*_name_requirement(q))
                         if m.get("context"):
                             self.reference_context[(rule.id, q)] = m["context"]
+                        if m.get("unless_keywords"):
+                            self.unless_keywords[(rule.id, q)] = frozenset(m["unless_keywords"])
                     for p in m.get("prefixes", []):
                         prefix.append((p, rule))
                         need(*_name_requirement(p))
@@ -145,11 +148,11 @@ class RuleIndex:
                         return True
         return False
 
-    def lookup(self, qname: str, is_callee: bool) -> RuleSpec | None:
-        """The most specific call/reference rule for a qualified name, if any."""
+    def lookup(self, qname: str, is_callee: bool) -> list[RuleSpec]:
+        """The call/reference rules for a qualified name: every exact one, else the longest prefix's."""
         for exact in ((self.call_exact, self.ref_exact) if is_callee else (self.ref_exact,)):
             if qname in exact:
-                return exact[qname][0]
+                return exact[qname]
         best: tuple[int, RuleSpec] | None = None
         for table in ((self.call_prefix, self.ref_prefix) if is_callee else (self.ref_prefix,)):
             for prefix, rule in table:
@@ -157,7 +160,7 @@ class RuleIndex:
                     if best is None or len(prefix) > best[0]:
                         best = (len(prefix), rule)
                     break
-        return best[1] if best else None
+        return [best[1]] if best else []
 
 
 def _name_requirement(qname: str) -> tuple[str, tuple[tuple[str, ...], ...]]:
@@ -242,6 +245,7 @@ class _Collector(cst.CSTVisitor):
         self.candidates: list[Candidate] = []
         self.inner: set[int] = set()
         self.callees: dict[int, cst.Call] = {}
+        self.optional_tests: set[int] = set()
         self.suppressed: set[int] = set()
         self.device_ctx: dict[int, str] = {}
         self.docstrings: set[int] = set()
@@ -356,12 +360,18 @@ class _Collector(cst.CSTVisitor):
             name = dotted_name(target.comparator)
             if isinstance(target.operator, (cst.In, cst.NotIn)) and name is not None and name.endswith("environ"):
                 self.env_ctx.add(id(node.left))
+        if id(node) in self.optional_tests:
+            return
         operands = [node.left] + [c.comparator for c in node.comparisons]
         for operand in operands:
             if CUDA_DEVICE.match(_string_value(operand) or ""):
                 self.device_ctx[id(operand)] = "comparison"
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
+        if isinstance(node.orelse, cst.Name) and node.orelse.value == "None":
+            # `value if device.type == "cuda" else None` passes a CUDA-only argument only on CUDA:
+            # portable on every device, so the comparison is not a skipped branch.
+            self.optional_tests.add(id(node.test))
         ctx = self.device_ctx.get(id(node))
         if ctx:
             self._set_ctx(node.body, ctx)
@@ -462,7 +472,14 @@ class _Collector(cst.CSTVisitor):
             if inner in m["value_calls"] and not any(a.keyword is not None and a.keyword.value == "dtype" for a in value.args):
                 self.add(rule, value, name=qname, value=inner, context={"call": call, "argument": m})
             return
+        if m.get("value_names"):
+            resolved = self.resolve(value) if isinstance(value, (cst.Name, cst.Attribute)) else None
+            if resolved in m["value_names"]:
+                self.add(rule, value, name=qname, value=resolved, context={"call": call, "argument": m})
+            return
         if m.get("any"):
+            if isinstance(value, cst.IfExp) or (isinstance(value, cst.Name) and value.value == "None"):
+                return  # None, or already chosen per device (what the fix writes)
             self.add(rule, value, name=qname, value=self.module.code_for_node(value)[:60], context={"call": call, "argument": m})
             return
         literal: Any = _string_value(value)
@@ -493,13 +510,15 @@ class _Collector(cst.CSTVisitor):
         if qname is None:
             return
         call = self.callees.get(id(node))
-        rule = self.index.lookup(qname, call is not None)
-        if rule is not None:
+        for rule in self.index.lookup(qname, call is not None):
             needs = self.index.reference_context.get((rule.id, qname))
             if needs == "dtype" and call is None and id(node) not in self.dtype_ctx:
-                return
+                continue
             if needs == "code" and (self.quiet or self.fstrings):
-                return
+                continue
+            unless = self.index.unless_keywords.get((rule.id, qname))
+            if unless and call is not None and any(a.keyword is not None and a.keyword.value in unless for a in call.args):
+                continue
             self.add(rule, node, name=qname, context={"call": call, "callee": call is not None})
 
     # -- strings ---------------------------------------------------------------------------

@@ -47,6 +47,35 @@ class FixOutcome:
         return bool(self.applied)
 
 
+class FixUnavailable(ValueError):
+    """This instance of a rule has no automatic fix (the reason is the message)."""
+
+
+def _torch_version() -> tuple[int, ...] | None:
+    """The installed PyTorch's (major, minor), read from package metadata without importing it."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        found = re.match(r"(\d+)\.(\d+)", version("torch"))
+    except PackageNotFoundError:
+        return None
+    return (int(found.group(1)), int(found.group(2))) if found else None
+
+
+def _check_torch(entry: dict[str, Any]) -> None:
+    """Raise FixUnavailable when the fix needs a newer PyTorch than the one installed here.
+
+    With no PyTorch installed the fix applies: the target's own minimum is in its summary.
+    """
+    needed = entry.get("requires_torch")
+    if not needed:
+        return
+    have = _torch_version()
+    want = tuple(int(x) for x in str(needed).split("."))
+    if have is not None and have < want:
+        raise FixUnavailable(f"needs PyTorch >= {needed}; the running PyTorch is {'.'.join(map(str, have))}")
+
+
 def _allowed(finding: Finding, unsafe: bool) -> str | None:
     """None when the fix may be applied, else why not."""
     if finding.fix is None:
@@ -79,15 +108,19 @@ class _Renderer:
     def _args(self, call: cst.Call) -> str:
         return ", ".join(self._arg(arg) for arg in call.args)
 
-    def placeholders(self, cand: Candidate) -> dict[str, str]:
+    def placeholders(self, cand: Candidate, entry: dict[str, Any]) -> dict[str, str]:
         values = dict(cand.values)
         values["attr"] = values.get("name", "").rsplit(".", 1)[-1]
         values["device"] = self._expr("device")
         values["device_type"] = self._expr("device_type")
         values["backend"] = self._expr("backend")
+        if cand.node is not None:
+            values["node"] = self.module.code_for_node(cand.node).strip()
         call = cand.context.get("call")
         if call is not None:
-            args = self._args(call)
+            given = {a.keyword.value for a in call.args if a.keyword is not None}
+            extra = [f"{k}={v}" for k, v in entry.get("defaults", {}).items() if k not in given]
+            args = ", ".join([*(self._arg(arg) for arg in call.args), *extra])
             values["args"] = args
             values[", args"] = f", {args}" if args else ""
             if isinstance(call.func, cst.Attribute):
@@ -117,8 +150,12 @@ class _Renderer:
             return call, self._cuda_method(call), self.imports_for("torch." if self.target == "portable" else "", entry) + (
                 ["torch_xla"] if self.target == "xla" else [])
         if kind == "template":
-            template = entry["expr"]
-            values = self.placeholders(cand)
+            _check_torch(entry)
+            name = cand.values.get("name", "")
+            template = entry.get("by_name", {}).get(name, entry.get("expr"))
+            if template is None:
+                raise FixUnavailable(f"no automatic fix for `{name}`")
+            values = self.placeholders(cand, entry)
             code = re.sub(r"\{(, args|[a-z_]+)\}", lambda m: values[m.group(1)], template)
             code = re.sub(r"\bDEVICE\b", self.constant_name, code)
             node = cand.context["call"] if cand.context.get("callee") or cand.context.get("method") else cand.node
@@ -126,6 +163,8 @@ class _Renderer:
         if kind == "arguments":
             call = cand.context["call"]
             return call, self._arguments(call, entry), list(entry.get("imports", []))
+        if kind == "text":
+            raise FixUnavailable("the fix rewrites shell, Dockerfile and requirements lines; change this Python string by hand")
         raise ValueError(f"fix kind {kind!r} does not apply to Python")
 
     def _device_code(self, cand: Candidate) -> str:
@@ -171,7 +210,7 @@ class _Renderer:
 
 # Parents in which a conditional expression needs no parentheses.
 _FULL_EXPRESSION_PARENTS = (cst.Expr, cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Return, cst.Arg,
-                            cst.Element, cst.DictElement, cst.WithItem, cst.Param, cst.IfExp)
+                            cst.DictElement, cst.WithItem, cst.Param, cst.IfExp)
 
 
 class _SingleQuotes(cst.CSTTransformer):
@@ -190,6 +229,7 @@ class _Apply(cst.CSTTransformer):
         self.stack: list[cst.CSTNode] = []
         self.deferred: set[int] = set()
         self.applied: set[int] = set()
+        self.guards: set[int] = set()
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         self.stack.append(node)
@@ -213,8 +253,22 @@ class _Apply(cst.CSTTransformer):
                 parent = self.stack[-1] if self.stack else None
                 if isinstance(new, (cst.IfExp, cst.BooleanOperation, cst.Lambda)) and not isinstance(parent, _FULL_EXPRESSION_PARENTS):
                     new = new.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+                if isinstance(new, cst.IfExp):
+                    self.guards.add(id(new))
                 return new
+        if isinstance(updated_node, cst.SimpleStatementLine):
+            return self._guard_statement(updated_node)
         return updated_node
+
+    def _guard_statement(self, line: cst.SimpleStatementLine) -> cst.BaseStatement:
+        """`call() if cond else None` as a whole statement becomes `if cond:` + `call()`."""
+        if len(line.body) != 1 or not isinstance(line.body[0], cst.Expr):
+            return line
+        value = line.body[0].value
+        if id(value) not in self.guards or not (isinstance(value.orelse, cst.Name) and value.orelse.value == "None"):
+            return line
+        inner = cst.SimpleStatementLine([cst.Expr(value.body)], trailing_whitespace=line.trailing_whitespace)
+        return cst.If(test=value.test, body=cst.IndentedBlock([inner]), leading_lines=line.leading_lines)
 
 
 def _constant_name(module: cst.Module, code: str) -> str:
@@ -261,6 +315,36 @@ def _insert_constant(module: cst.Module, name: str, code: str) -> cst.Module:
     new = cst.parse_statement(line + "\n")
     body.insert(index, new)
     return module.with_changes(body=body)
+
+
+def _insert_helpers(module: cst.Module, helpers: list[dict[str, Any]]) -> cst.Module:
+    """Add each helper definition the code now uses, once, after the imports (with its imports)."""
+    for helper in helpers:
+        name = helper["name"]
+        code = module.code
+        if not re.search(rf"\b{name}\b", code) or re.search(rf"^(class|def) {name}\b", code, re.M):
+            continue
+        body = list(module.body)
+        index = 0
+        for i, stmt in enumerate(body):
+            is_doc = i == 0 and isinstance(stmt, cst.SimpleStatementLine) and isinstance(stmt.body[0], cst.Expr) and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+            if is_doc or _is_import_line(stmt):
+                index = i + 1
+            else:
+                break
+        definition = cst.parse_module(helper["code"]).body
+        first = definition[0].with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
+        rest = body[index:]
+        if rest and len(rest[0].leading_lines) < 2:
+            pad = [cst.EmptyLine()] * (2 - len(rest[0].leading_lines))
+            rest[0] = rest[0].with_changes(leading_lines=[*pad, *rest[0].leading_lines])
+        module = module.with_changes(body=[*body[:index], first, *definition[1:], *rest])
+        if helper.get("imports"):
+            context = CodemodContext()
+            for imp in helper["imports"]:
+                AddImportsVisitor.add_needed_import(context, imp)
+            module = module.visit(AddImportsVisitor(context))
+    return module
 
 
 def _compiles(source: str) -> bool:
@@ -310,12 +394,14 @@ def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False,
             try:
                 node, code, needed = renderer.render(finding.plan)
                 new_node = cst.parse_expression(code)
+            except FixUnavailable as exc:
+                outcome.manual.append((finding, str(exc)))
+                continue
             except Exception as exc:  # noqa: BLE001 - one broken instance must not stop the file
                 outcome.manual.append((finding, f"fix could not be rendered here: {exc}"))
                 continue
             if id(node) in replacements:
-                owners[id(node)].append(finding)
-                continue
+                continue  # another fix rewrites this node first; the rescan of the next pass retries this one
             replacements[id(node)] = new_node
             owners[id(node)] = [finding]
             imports.extend(needed)
@@ -333,6 +419,8 @@ def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False,
                 module_name, _, alias = imp.partition(" as ")
                 AddImportsVisitor.add_needed_import(context, module_name.strip(), asname=alias.strip() or None)
             new_module = new_module.visit(AddImportsVisitor(context))
+        if renderer:
+            new_module = _insert_helpers(new_module, renderer.spec.get("helpers", []))
         if constant and re.search(rf"\b{name}\b", new_module.code) and renderer and target == "portable":
             new_module = _insert_constant(new_module, name, constant["code"])
         module = new_module
@@ -359,22 +447,53 @@ def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False,
     return outcome
 
 
-def fix_text_lines(text: str, findings: list[Finding], target: str, *, unsafe: bool = False) -> FixOutcome:
-    """Apply `text` fixes (shell, Dockerfile, requirements) line by line."""
+def fix_text_lines(text: str, findings: list[Finding], target: str, *, unsafe: bool = False,
+                   file_kind: str = "") -> FixOutcome:
+    """Apply `text` fixes (shell, Dockerfile, requirements) line by line.
+
+    A fix entry gives `replace` (a replacement for the match) or `replace_map` (pairs of
+    pattern and replacement tried on the matched text), optionally `when` (a pattern the whole
+    line must match) and `add_line` (a line added after the fixed one, once per file).
+    """
     lines = text.splitlines(keepends=True)
     outcome = FixOutcome(text)
+    added: dict[int, str] = {}
     for finding in findings:
         reason = _allowed(finding, unsafe)
         entry = finding.plan.rule.fix_for(target) if finding.plan and finding.plan.rule.fix else None
-        if reason or entry is None or "replace" not in entry:
+        if reason or entry is None or not ("replace" in entry or "replace_map" in entry):
             outcome.manual.append((finding, reason or "no automatic fix for this target"))
             continue
         idx = finding.span.line - 1
         match = finding.plan.context["match"]
         line = lines[idx]
-        new = line[: match.start()] + match.expand(entry["replace"]) + line[match.end():]
+        if "when" in entry and not re.search(entry["when"], line):
+            outcome.manual.append((finding, entry.get("when_not", "this use has no mechanical equivalent")))
+            continue
+        replacement = _text_replacement(match, entry)
+        if replacement is None:
+            outcome.manual.append((finding, f"no automatic fix for '{match.group(0)}'"))
+            continue
+        new = line[: match.start()] + replacement + line[match.end():]
         if new != line:
             lines[idx] = new
             outcome.applied.append(finding)
+            extra = entry.get("add_line")
+            if extra and file_kind in extra["file_kinds"] and extra["line"] not in text and extra["line"] not in added.values():
+                added.setdefault(idx, extra["line"])
+    for idx in sorted(added, reverse=True):
+        ending = "\r\n" if lines[idx].endswith("\r\n") else "\n"
+        if not lines[idx].endswith(("\n", "\r")):
+            lines[idx] += ending
+        lines.insert(idx + 1, added[idx] + ending)
     outcome.source = "".join(lines)
     return outcome
+
+
+def _text_replacement(match: re.Match[str], entry: dict[str, Any]) -> str | None:
+    if "replace" in entry:
+        return match.expand(entry["replace"])
+    for pattern, replacement in entry["replace_map"]:
+        if re.search(pattern, match.group(0)):
+            return re.sub(pattern, replacement, match.group(0))
+    return None

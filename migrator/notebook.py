@@ -18,7 +18,9 @@ __all__ = ["JoinedNotebook", "join_cells", "split_cells"]
 
 _MARK = "# nrn-cell {index}"
 _MAGIC = re.compile(r"^(\s*)([%!].*)$")
-_MASK = "pass  # nrn-magic {key}"
+# An import statement, so a magic among the first imports (`!pip install ...`) keeps the import
+# block contiguous for fixes that add imports or definitions after it.
+_MASK = "import nrn_magic  # nrn-magic {key}"
 _SHELL_CELLS = ("%%bash", "%%sh", "%%script bash", "%%script sh")
 
 
@@ -107,7 +109,7 @@ def split_cells(joined: JoinedNotebook, new_source: str) -> str:
             current = int(m.group(1))
             cells[current] = []
             continue
-        masked = re.search(r"pass  # nrn-magic (\d+\.\d+)$", line)
+        masked = re.search(r"import nrn_magic  # nrn-magic (\d+\.\d+)$", line)
         if masked:
             line = joined.magics[masked.group(1)]
         (cells[current] if current is not None else preamble).append(line)

@@ -60,7 +60,9 @@ def check_example(case: ExampleCase, extend_rules: tuple = ()) -> list[str]:
     elif "line" in ex and all(f.span.line != ex["line"] for f in hits):
         problems.append(f"{case.id}: expected a finding on line {ex['line']}, got {[f.span.line for f in hits]}")
     if "fixed" in ex:
-        outcome = fix_source(ex["code"], path, kind, options, unsafe=True)
+        # Fixed with the rule's own safety: a safe rule's example shows what plain `fix` writes.
+        unsafe = ex.get("unsafe", bool(case.rule.fix) and case.rule.fix["safety"] == "unsafe")
+        outcome = fix_source(ex["code"], path, kind, options, unsafe=unsafe)
         if outcome.failed:
             problems.append(f"{case.id}: fix failed: {outcome.failed}")
         elif outcome.source != ex["fixed"]:
@@ -73,4 +75,8 @@ def check_example(case: ExampleCase, extend_rules: tuple = ()) -> list[str]:
         again = [f for f in scan_source(outcome.source, path, kind, options) if f.rule_id == case.rule.id]
         if again:
             problems.append(f"{case.id}: the fixed text still triggers the rule at line {again[0].span.line}")
+        if fix_source(outcome.source, path, kind, options, unsafe=unsafe).source != outcome.source:
+            problems.append(f"{case.id}: a second fix run changes the fixed text")
+        if unsafe and fix_source(ex["code"], path, kind, options, unsafe=False).source == ex["fixed"]:
+            problems.append(f"{case.id}: marked unsafe, but the fix applied without --unsafe-fixes")
     return problems

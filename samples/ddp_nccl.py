@@ -35,6 +35,7 @@ def main() -> None:
         optimizer.step()
     if dist.get_rank() == 0:
         print(f"world={dist.get_world_size()} gpus={torch.cuda.device_count()} final_loss={loss.item():.6f}")
+    dist.barrier()  # every rank finishes its steps before the group is torn down
     dist.destroy_process_group()
 
 
