@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 from pathlib import Path
 from typing import List, Optional
@@ -202,29 +203,68 @@ def fix(
         results = fix_paths(paths, options, unsafe=unsafe, write=write)
     except FileNotFoundError as exc:
         raise _fail(str(exc)) from None
-    applied = manual = failed = 0
-    pending = False
-    for result in results:
-        if result.outcome.changed and not write:
-            sys.stdout.write(result.diff)
-            pending = True
-        applied += len(result.outcome.applied)
-        manual += len(result.outcome.manual)
-        if result.error:
-            failed += 1
-            typer.echo(f"{result.path}: not changed: {result.error}", err=True)
-    if manual:
-        typer.echo("Left for a person:", err=True)
+    pending = not write and any(r.outcome.changed and not r.error for r in results)
+    if not write:
         for result in results:
-            for finding, reason in result.outcome.manual:
-                cell = f"cell {finding.cell}:" if finding.cell else ""
-                typer.echo(f"  {finding.path}:{cell}{finding.span.line}:{finding.span.column} {finding.rule_id} {finding.message} [{reason}]", err=True)
-    verb = "fixed" if write else "fixable"
-    typer.echo(f"{applied} {verb}, {manual} left for a person, {failed} failed.", err=True)
+            if result.outcome.changed and not result.error:
+                sys.stdout.write(result.diff)
+    _fix_report(results, write)
+    failed = sum(1 for r in results if r.error)
     if failed:
         raise typer.Exit(2)
     if pending:
         raise typer.Exit(1)
+
+
+def _where(finding) -> str:
+    cell = f"cell {finding.cell}:" if finding.cell else ""
+    return f"{finding.path}:{cell}{finding.span.line}:{finding.span.column}"
+
+
+def _fix_report(results, write: bool) -> None:
+    """On stderr: each fix with its title and safety, what is left and why, what failed, and a table per rule."""
+    from collections import Counter
+
+    from rich.console import Console
+    from rich.table import Table
+
+    err = Console(stderr=True, highlight=False, width=max(100, shutil.get_terminal_size((100, 20)).columns))
+    verb = "Fixed" if write else "Fixable"
+    fixed: Counter = Counter()
+    left: Counter = Counter()
+    names: dict[str, tuple[str, str]] = {}
+    applied = sorted((f for r in results if not r.error for f in r.outcome.applied),
+                     key=lambda f: (f.path, f.cell or 0, f.span.line, f.span.column))
+    manual = [(f, why) for r in results for f, why in r.outcome.manual]
+    failed = [r for r in results if r.error]
+    if applied:
+        err.print(f"{verb}:", markup=False)
+        for f in applied:
+            err.print(f"  {_where(f)} {f.rule_id} [{f.fix.safety.value}] {f.fix.title}", markup=False, soft_wrap=True)
+    if manual:
+        err.print("Left for a person:", markup=False)
+        for f, why in manual:
+            err.print(f"  {_where(f)} {f.rule_id} {f.message} [{why}]", markup=False, soft_wrap=True)
+    if failed:
+        err.print("Failed (file left unchanged):", markup=False)
+        for r in failed:
+            err.print(f"  {r.path}: not changed: {r.error}", markup=False, soft_wrap=True)
+    for f in applied:
+        fixed[f.rule_id] += 1
+        names[f.rule_id] = (f.rule_name, f.category)
+    for f, _ in manual:
+        left[f.rule_id] += 1
+        names[f.rule_id] = (f.rule_name, f.category)
+    if names:
+        table = Table(title=None, show_edge=False, pad_edge=False)
+        for column in ("rule", "name", "category"):
+            table.add_column(column)
+        for column in (verb.lower(), "left for a person"):
+            table.add_column(column, justify="right")
+        for rule_id in sorted(names):
+            table.add_row(rule_id, *names[rule_id], str(fixed[rule_id]), str(left[rule_id]))
+        err.print(table)
+    err.print(f"{len(applied)} {verb.lower()}, {len(manual)} left for a person, {len(failed)} failed.", markup=False)
 
 
 @app.command()

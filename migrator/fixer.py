@@ -83,7 +83,7 @@ def _allowed(finding: Finding, unsafe: bool) -> str | None:
     if not finding.fix.available:
         return "no automatic fix for this target"
     if finding.fix.safety is Safety.UNSAFE and not unsafe:
-        return "unsafe fix: rerun with --unsafe-fixes"
+        return f"unsafe fix available ({finding.fix.title}): rerun with --unsafe-fixes"
     return None
 
 

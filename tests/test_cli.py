@@ -88,7 +88,7 @@ def test_unsafe_fixes_only_with_the_flag(cli, tmp_path):
     path = tmp_path / "seed.py"
     path.write_text("import torch\ntorch.cuda.manual_seed_all(1)\n")
     proc = cli("fix", path, "--write", check=0)
-    assert "unsafe fix: rerun with --unsafe-fixes" in proc.stderr
+    assert "unsafe fix available (Seed every device with `torch.manual_seed()`): rerun with --unsafe-fixes" in proc.stderr
     assert "manual_seed_all" in path.read_text()
     cli("fix", path, "--write", "--unsafe-fixes", check=0)
     assert path.read_text() == "import torch\ntorch.manual_seed(1)\n"
@@ -147,3 +147,17 @@ def test_fix_skips_binary_files_that_scan_skips(cli, tmp_path):
     (tmp_path / "ok.py").write_text("import torch\nx = y.cuda()\n")
     proc = cli("fix", tmp_path, "--write", check=0)
     assert "1 fixed, 0 left for a person, 0 failed." in proc.stderr
+
+
+def test_fix_ends_with_what_was_fixed_left_and_failed(cli, tmp_path):
+    (tmp_path / "train.py").write_text("import torch\nx = torch.ones(2).cuda()\ntorch.backends.cudnn.benchmark = True\n")
+    (tmp_path / "broken.ipynb").write_text("{ not json")
+    proc = cli("fix", tmp_path, "--write", check=2)  # a file that cannot be fixed is a tool error
+    err = proc.stderr
+    assert "train.py:2:5 NRN101 [safe] Replace `.cuda()`" in err
+    assert "Left for a person:" in err and "NRN210" in err and "[no automatic fix: needs a person]" in err
+    assert "Failed (file left unchanged):" in err and "broken.ipynb" in err
+    row = next(line for line in err.splitlines() if line.startswith("NRN101"))
+    assert [c.strip() for c in row.split("│")][-2:] == ["1", "0"]  # fixed, left for a person
+    assert "1 fixed, 1 left for a person, 1 failed." in err
+    assert (tmp_path / "broken.ipynb").read_text() == "{ not json"
