@@ -3,10 +3,11 @@ PYTHON ?= python3
 DEMO_VENV := .venv-demo
 TEST_VENV := .venv-test
 CHECKOV_VENV := .venv-checkov
+E2E_VENV := .venv-e2e
 PIP := --quiet --disable-pip-version-check
 OUT := demo-out
 
-.PHONY: demo test goldens docs clean
+.PHONY: demo test e2e goldens docs clean
 
 $(DEMO_VENV)/.done: pyproject.toml
 	$(PYTHON) -m venv $(DEMO_VENV)
@@ -50,6 +51,16 @@ demo: $(DEMO_VENV)/.done
 test: $(TEST_VENV)/.done $(CHECKOV_VENV)/.done tests/k8s/node_modules/.done
 	$(TEST_VENV)/bin/python -m pytest -q
 
+# PyTorch/XLA 2.9 end to end (not part of `make test`): torch 2.9.0 from PyPI is the CUDA build,
+# several GB with its NVIDIA libraries; it runs on the CPU through PJRT_DEVICE=CPU.
+$(E2E_VENV)/.done: pyproject.toml
+	$(PYTHON) -m venv $(E2E_VENV)
+	$(E2E_VENV)/bin/pip install $(PIP) "torch==2.9.0" "torch_xla==2.9.0" "pytest>=8" -e .
+	touch $@
+
+e2e: $(E2E_VENV)/.done
+	NRN_E2E=1 PJRT_DEVICE=CPU $(E2E_VENV)/bin/python -m pytest -q tests/e2e
+
 # Rewrite tests/golden/ from the current templates; review the result with `git diff`.
 goldens: $(TEST_VENV)/.done
 	$(TEST_VENV)/bin/python -m pytest -q tests/test_generate.py -k golden --update-goldens
@@ -59,4 +70,4 @@ docs: $(TEST_VENV)/.done
 	$(TEST_VENV)/bin/python -m migrator.docgen
 
 clean:
-	rm -rf $(DEMO_VENV) $(TEST_VENV) $(CHECKOV_VENV) $(OUT) dist build
+	rm -rf $(DEMO_VENV) $(TEST_VENV) $(CHECKOV_VENV) $(E2E_VENV) $(OUT) dist build

@@ -69,7 +69,7 @@ class RuleIndex:
         self.call_prefix: list[tuple[str, RuleSpec]] = []
         self.ref_exact: dict[str, list[RuleSpec]] = {}
         self.ref_prefix: list[tuple[str, RuleSpec]] = []
-        self.methods: dict[str, list[tuple[RuleSpec, bool]]] = {}
+        self.methods: dict[str, list[tuple[RuleSpec, bool, tuple[str, ...]]]] = {}
         self.imports: list[tuple[str, RuleSpec]] = []
         self.arguments: dict[str, list[tuple[RuleSpec, dict[str, Any]]]] = {}
         self.device_strings: dict[str, list[RuleSpec]] = {}
@@ -96,7 +96,7 @@ class RuleIndex:
                         need(*_name_requirement(p))
                 elif kind == "method":
                     for n in m["names"]:
-                        self.methods.setdefault(n, []).append((rule, bool(m.get("in_loop"))))
+                        self.methods.setdefault(n, []).append((rule, bool(m.get("in_loop")), tuple(m.get("unless_loop_contains", ()))))
                         need(n, ((f".{n}(",),))
                 elif kind == "import":
                     for mod in m["modules"]:
@@ -246,6 +246,7 @@ class _Collector(cst.CSTVisitor):
         self.inner: set[int] = set()
         self.callees: dict[int, cst.Call] = {}
         self.optional_tests: set[int] = set()
+        self.loop_nodes: list[cst.For | cst.While] = []
         self.suppressed: set[int] = set()
         self.device_ctx: dict[int, str] = {}
         self.docstrings: set[int] = set()
@@ -288,15 +289,23 @@ class _Collector(cst.CSTVisitor):
 
     def visit_For(self, node: cst.For) -> None:
         self.loops += 1
+        self.loop_nodes.append(node)
 
     def leave_For(self, node: cst.For) -> None:
         self.loops -= 1
+        self.loop_nodes.pop()
 
     def visit_While(self, node: cst.While) -> None:
         self.loops += 1
+        self.loop_nodes.append(node)
 
     def leave_While(self, node: cst.While) -> None:
         self.loops -= 1
+        self.loop_nodes.pop()
+
+    def _loop_has(self, needles: tuple[str, ...]) -> bool:
+        code = self.module.code_for_node(self.loop_nodes[-1])
+        return any(n in code for n in needles)
 
     def visit_Lambda(self, node: cst.Lambda) -> None:
         self.scopes.append({})
@@ -431,10 +440,14 @@ class _Collector(cst.CSTVisitor):
                 if arg.keyword is not None and arg.keyword.value == "default":
                     self._set_ctx(arg.value, "device")
         if attr is not None and qname is None and attr in self.index.methods:
-            for rule, in_loop in self.index.methods[attr]:
-                if not in_loop or self.loops:
-                    self.add(rule, node, name=attr, context={"call": node, "method": True})
-                    break
+            for rule, in_loop, unless in self.index.methods[attr]:
+                if in_loop and not self.loops:
+                    continue
+                if unless and self._loop_has(unless):
+                    continue
+                loop = self.loop_nodes[-1] if self.loop_nodes else None
+                self.add(rule, node, name=attr, context={"call": node, "method": True, "loop": loop})
+                break
         if qname is not None:
             for rule, m in self.index.arguments.get(qname, []):
                 self._match_argument(rule, m, node, positional, qname)
@@ -611,7 +624,7 @@ def _finding(cand: Candidate, path: str, target: str, span: Span, snippet: str, 
         entry = rule.fix_for(target)
         fix = Fix(
             title=(entry or {}).get("title", rule.fix["title"]),
-            safety=Safety(rule.fix["safety"]),
+            safety=Safety((entry or {}).get("safety", rule.fix["safety"])),
             available=entry is not None,
         )
     try:

@@ -160,6 +160,11 @@ class _Renderer:
             code = re.sub(r"\bDEVICE\b", self.constant_name, code)
             node = cand.context["call"] if cand.context.get("callee") or cand.context.get("method") else cand.node
             return node, code, self.imports_for(code, entry, "{backend}" in template)
+        if kind == "loop-end":
+            loop = cand.context["loop"]
+            statement = cst.parse_statement(entry["expr"] + "\n")
+            body = loop.body
+            return loop, loop.with_changes(body=body.with_changes(body=[*body.body, statement])), self.imports_for(entry["expr"], entry)
         if kind == "arguments":
             call = cand.context["call"]
             return call, self._arguments(call, entry), list(entry.get("imports", []))
@@ -393,7 +398,7 @@ def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False,
                 continue
             try:
                 node, code, needed = renderer.render(finding.plan)
-                new_node = cst.parse_expression(code)
+                new_node = cst.parse_expression(code) if isinstance(code, str) else code
             except FixUnavailable as exc:
                 outcome.manual.append((finding, str(exc)))
                 continue

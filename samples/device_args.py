@@ -1,7 +1,7 @@
 """Evaluation script whose device is chosen far from where it is used.
 
-The device comes from an argparse default, a helper that builds "cuda:<rank>", a default
-argument and the process-wide default device.
+The device comes from an argparse default, a helper that builds "cuda:<rank>" and a default
+argument.
 
     python device_args.py --rank 0
 """
@@ -31,8 +31,7 @@ def main() -> None:
     args = parser.parse_args()
 
     torch.manual_seed(0)
-    torch.set_default_device("cuda")
-    model = nn.Linear(8, 2, device=device_for_rank(args.rank))
+    model = nn.Linear(8, 2).to(device_for_rank(args.rank))
     g = torch.Generator().manual_seed(2)
     batches = [torch.randn(4, 8, generator=g).to(args.device) for _ in range(3)]
     print(f"output={evaluate(model, batches):.6f}")

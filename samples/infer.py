@@ -12,7 +12,7 @@ device = "cuda" if torch.cuda.is_available() else "cpu"
 def main() -> None:
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(64, 128), nn.GELU(), nn.Linear(128, 10)).to(device).eval()
-    batch = torch.randn(16, 64, device=device)
+    batch = torch.randn(16, 64).to(device)
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     with torch.inference_mode(), torch.autocast("cuda", dtype=torch.float16):
         start.record()
