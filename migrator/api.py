@@ -365,6 +365,9 @@ def _fix_notebook(text: str, path: str, index: "RuleIndex", options: ScanOptions
         joined = join_cells(text)
     except ValueError as exc:
         return FixOutcome(text, failed=str(exc))
+    if '"worksheets"' in text and joined.notebook.get("nbformat", 4) >= 4 and _nbformat_major(text) < 4:
+        return FixOutcome(text, failed="nbformat 3 notebooks are scanned but not rewritten; "
+                                       "upgrade with `jupyter nbconvert --to notebook --nbformat 4`")
     cells = {i: c.source.splitlines() for i, c in enumerate(joined.notebook.cells, start=1) if c.cell_type == "code"}
 
     def scan(module):
@@ -412,13 +415,23 @@ def _fix_notebook_shell(joined, path: str, index, options: ScanOptions, unsafe: 
         # Spans count lines within the cell; the shell text here is the one line.
         local = [replace(f, span=replace(f.span, line=1)) for f in found]
         fixed = fix_text_lines(shell, local, options.target, unsafe=unsafe, file_kind="shell")
-        outcome.manual.extend(fixed.manual)
-        outcome.applied.extend(fixed.applied)
+        original = {id(a): b for a, b in zip(local, found)}  # report at the cell line, not line 1
+        outcome.manual.extend((original[id(f)], why) for f, why in fixed.manual)
+        outcome.applied.extend(original[id(f)] for f in fixed.applied)
         if fixed.source != shell:
             indent = magic[: len(magic) - len(magic.lstrip())]
             joined.magics[key] = f"{indent}!{fixed.source}"
             changed = True
     return changed
+
+
+def _nbformat_major(text: str) -> int:
+    import json
+
+    try:
+        return int(json.loads(text).get("nbformat", 4))
+    except (ValueError, TypeError, AttributeError):
+        return 4
 
 
 def fix_paths(paths: Sequence[str | os.PathLike[str]], options: ScanOptions = ScanOptions(), *,

@@ -431,7 +431,9 @@ class _Collector(cst.CSTVisitor):
         if env_call and positional:
             self.env_ctx.add(id(positional[0].value))
         if positional:
-            if qname in DEVICE_ARG0 or (attr == "to" and qname is None):
+            if qname == "torch.device" and (len(positional) > 1 or any(a.keyword is not None and a.keyword.value == "index" for a in node.args)):
+                self._set_ctx(positional[0].value, "device_type")  # torch.device("cuda", rank): the type only
+            elif qname in DEVICE_ARG0 or (attr == "to" and qname is None):
                 self._set_ctx(positional[0].value, "device")
             elif qname in DEVICE_TYPE_ARG0:
                 self._set_ctx(positional[0].value, "device_type")

@@ -41,6 +41,12 @@ class FixOutcome:
     applied: list[Finding] = field(default_factory=list)
     manual: list[tuple[Finding, str]] = field(default_factory=list)
     failed: str | None = None
+    # A finding left for a person, as it was in the input (positions before the rewrite), by id.
+    before: dict[int, Finding] = field(default_factory=dict)
+
+    def as_before(self, finding: Finding) -> Finding:
+        """The finding with its position in the input (what a diff reader sees)."""
+        return self.before.get(id(finding), finding)
 
     @property
     def changed(self) -> bool:
@@ -95,10 +101,17 @@ class _Renderer:
         self.target = target
         self.spec = load_targets()[target]
         self.constant_name = constant_name
+        self.helper_names = _helper_names(module, self.spec.get("helpers", []))
+
+    def _rename(self, code: str) -> str:
+        code = re.sub(r"\bDEVICE\b", self.constant_name, code)
+        for base, name in self.helper_names.items():
+            code = re.sub(rf"\b{base}\b", name, code)
+        return code
 
     def _expr(self, key: str, **values: str) -> str:
         text = self.spec[key].format(**values) if values else self.spec[key]
-        return re.sub(r"\bDEVICE\b", self.constant_name, text)
+        return self._rename(text)
 
     def _arg(self, arg: cst.Arg) -> str:
         """One argument's source, without its trailing comma and whitespace."""
@@ -157,7 +170,7 @@ class _Renderer:
                 raise FixUnavailable(f"no automatic fix for `{name}`")
             values = self.placeholders(cand, entry)
             code = re.sub(r"\{(, args|[a-z_]+)\}", lambda m: values[m.group(1)], template)
-            code = re.sub(r"\bDEVICE\b", self.constant_name, code)
+            code = self._rename(code)
             node = cand.context["call"] if cand.context.get("callee") or cand.context.get("method") else cand.node
             return node, code, self.imports_for(code, entry, "{backend}" in template)
         if kind == "loop-end":
@@ -190,10 +203,16 @@ class _Renderer:
             is_device = (arg.keyword is None and i == 0) or (arg.keyword is not None and arg.keyword.value == "device")
             if is_device:
                 value = arg.value
+                text = self.module.code_for_node(value)
+                literal = re.fullmatch(r"""['"]cuda(?::(\d+))?['"]""", text)
                 if isinstance(value, cst.Integer):
                     device = self._expr("device_n", index=value.value)
+                elif literal:
+                    device = self._expr("device_n", index=literal.group(1)) if literal.group(1) else self._expr("device")
+                elif _looks_like_index(value, text):
+                    device = self._expr("device_fstring", expr=text)  # `.cuda(rank)`
                 else:
-                    device = self._expr("device_fstring", expr=self.module.code_for_node(value))
+                    device = text  # `.cuda(device)`: already a device, rewritten where it is chosen
             else:
                 rest.append(self._arg(arg))
         return f"{receiver}.to({', '.join([device, *rest])})"
@@ -213,16 +232,40 @@ class _Renderer:
         return f"{self.module.code_for_node(call.func)}({', '.join(args)})"
 
 
+def _looks_like_index(value: cst.BaseExpression, text: str) -> bool:
+    """Whether a `.cuda(x)` argument is a device index (`rank`, `i`, `int(...)`, `k + 1`) rather than a device."""
+    if isinstance(value, (cst.BinaryOperation, cst.UnaryOperation)):
+        return True
+    if isinstance(value, cst.Call):
+        return text.startswith("int(")
+    last = text.rsplit(".", 1)[-1]
+    return bool(re.search(r"rank|idx|index|gpu|ordinal|^[a-z]$|^n_|_n$|_id$|^id$", last, re.I))
+
+
 # Parents in which a conditional expression needs no parentheses.
 _FULL_EXPRESSION_PARENTS = (cst.Expr, cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Return, cst.Arg,
                             cst.DictElement, cst.WithItem, cst.Param, cst.IfExp)
 
 
-class _SingleQuotes(cst.CSTTransformer):
+class _Requote(cst.CSTTransformer):
+    """Before Python 3.12 an f-string cannot reuse its own quote inside `{}`: switch inner strings."""
+
+    def __init__(self, avoid: str) -> None:
+        super().__init__()
+        self.avoid, self.use = avoid, ("'" if avoid == '"' else '"')
+
     def leave_SimpleString(self, original_node: cst.SimpleString, updated_node: cst.SimpleString) -> cst.SimpleString:
         value = updated_node.value
-        if value.startswith('"') and not value.startswith('"""') and "'" not in value:
-            return updated_node.with_changes(value="'" + value[1:-1] + "'")
+        prefix = value[: len(value) - len(value.lstrip("rbuRBU"))]
+        body = value[len(prefix):]
+        if body.startswith(self.avoid) and not body.startswith(self.avoid * 3) and self.use not in body[1:-1]:
+            return updated_node.with_changes(value=prefix + self.use + body[1:-1] + self.use)
+        return updated_node
+
+    def leave_FormattedString(self, original_node: cst.FormattedString, updated_node: cst.FormattedString) -> cst.FormattedString:
+        start, end = updated_node.start, updated_node.end
+        if end == self.avoid and start.endswith(self.avoid):
+            return updated_node.with_changes(start=start[:-1] + self.use, end=self.use)
         return updated_node
 
 
@@ -252,9 +295,9 @@ class _Apply(cst.CSTTransformer):
             if key not in self.deferred:
                 self.applied.add(key)
                 new = self.replacements[key]
-                if any(isinstance(n, cst.FormattedString) for n in self.stack):
-                    # Before Python 3.12 an f-string cannot reuse its own quote inside `{}`.
-                    new = new.visit(_SingleQuotes())
+                outer = next((n for n in reversed(self.stack) if isinstance(n, cst.FormattedString)), None)
+                if outer is not None:
+                    new = new.visit(_Requote(outer.end[-1]))
                 parent = self.stack[-1] if self.stack else None
                 if isinstance(new, (cst.IfExp, cst.BooleanOperation, cst.Lambda)) and not isinstance(parent, _FULL_EXPRESSION_PARENTS):
                     new = new.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
@@ -276,23 +319,31 @@ class _Apply(cst.CSTTransformer):
         return cst.If(test=value.test, body=cst.IndentedBlock([inner]), leading_lines=line.leading_lines)
 
 
-def _constant_name(module: cst.Module, code: str) -> str:
-    """`DEVICE`, unless the module binds that name to something else."""
-    bound: dict[str, str] = {}
-    for stmt in module.body:
-        if isinstance(stmt, cst.SimpleStatementLine):
-            for small in stmt.body:
-                if isinstance(small, cst.Assign):
-                    for t in small.targets:
-                        if isinstance(t.target, cst.Name):
-                            bound[t.target.value] = module.code_for_node(stmt).strip()
-        elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
-            bound[stmt.name.value] = "def"
-    for name in ("DEVICE", "NRN_DEVICE", "NRN_DEVICE_"):
-        ours = code.replace("DEVICE", name, 1)
-        if name not in bound or bound[name] == ours:
+def _free_name(code: str, names: tuple[str, ...], ours: str, base: str) -> str:
+    """The first of `names` that is ours already (`ours` with `base` renamed is in the code) or unused.
+
+    Any other mention (an import, an annotated or local assignment, a parameter) makes a name
+    taken, so an added definition never changes what the user's own name refers to.
+    """
+    for name in names:
+        if re.sub(rf"\b{base}\b", name, ours) in code or not re.search(rf"\b{name}\b", code):
             return name
-    return "NRN_DEVICE_"
+    return names[-1] + "_"
+
+
+def _constant_name(module: cst.Module, code: str) -> str:
+    """`DEVICE`, unless the module already uses that name for something else."""
+    return _free_name(module.code, ("DEVICE", "NRN_DEVICE", "NRN_DEVICE_"), code, "DEVICE")
+
+
+def _helper_names(module: cst.Module, helpers: list[dict[str, Any]]) -> dict[str, str]:
+    """Name to use for each helper (`HostEvent`, else `NrnHostEvent`, ...)."""
+    out = {}
+    for helper in helpers:
+        base = helper["name"]
+        first_lines = "\n".join(helper["code"].splitlines()[:2])
+        out[base] = _free_name(module.code, (base, f"Nrn{base}", f"Nrn{base}_"), first_lines, base)
+    return out
 
 
 def _is_import_line(stmt: cst.CSTNode) -> bool:
@@ -322,10 +373,10 @@ def _insert_constant(module: cst.Module, name: str, code: str) -> cst.Module:
     return module.with_changes(body=body)
 
 
-def _insert_helpers(module: cst.Module, helpers: list[dict[str, Any]]) -> cst.Module:
+def _insert_helpers(module: cst.Module, helpers: list[dict[str, Any]], names: dict[str, str]) -> cst.Module:
     """Add each helper definition the code now uses, once, after the imports (with its imports)."""
     for helper in helpers:
-        name = helper["name"]
+        name = names[helper["name"]]
         code = module.code
         if not re.search(rf"\b{name}\b", code) or re.search(rf"^(class|def) {name}\b", code, re.M):
             continue
@@ -337,7 +388,7 @@ def _insert_helpers(module: cst.Module, helpers: list[dict[str, Any]]) -> cst.Mo
                 index = i + 1
             else:
                 break
-        definition = cst.parse_module(helper["code"]).body
+        definition = cst.parse_module(re.sub(rf"\b{helper['name']}\b", name, helper["code"])).body
         first = definition[0].with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
         rest = body[index:]
         if rest and len(rest[0].leading_lines) < 2:
@@ -383,8 +434,12 @@ def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False,
         return FixOutcome(source, failed=f"does not parse: {exc.message} (line {exc.raw_line})")
     outcome = FixOutcome(source)
     constant = load_targets().get(target, {}).get("constant")
+    reasons: dict[tuple[str, str], str] = {}
+    initial: list[Finding] | None = None
     for _ in range(MAX_PASSES):
         findings = scan(module)
+        if initial is None:
+            initial = findings
         name = _constant_name(module, constant["code"]) if constant else "DEVICE"
         renderer = _Renderer(module, target, name) if target in ("portable", "neuron", "xla") else None
         replacements: dict[int, cst.CSTNode] = {}
@@ -400,10 +455,10 @@ def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False,
                 node, code, needed = renderer.render(finding.plan)
                 new_node = cst.parse_expression(code) if isinstance(code, str) else code
             except FixUnavailable as exc:
-                outcome.manual.append((finding, str(exc)))
+                reasons[(finding.rule_id, finding.snippet)] = str(exc)
                 continue
             except Exception as exc:  # noqa: BLE001 - one broken instance must not stop the file
-                outcome.manual.append((finding, f"fix could not be rendered here: {exc}"))
+                reasons[(finding.rule_id, finding.snippet)] = f"fix could not be rendered here: {exc}"
                 continue
             if id(node) in replacements:
                 continue  # another fix rewrites this node first; the rescan of the next pass retries this one
@@ -425,7 +480,7 @@ def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False,
                 AddImportsVisitor.add_needed_import(context, module_name.strip(), asname=alias.strip() or None)
             new_module = new_module.visit(AddImportsVisitor(context))
         if renderer:
-            new_module = _insert_helpers(new_module, renderer.spec.get("helpers", []))
+            new_module = _insert_helpers(new_module, renderer.spec.get("helpers", []), renderer.helper_names)
         if constant and re.search(rf"\b{name}\b", new_module.code) and renderer and target == "portable":
             new_module = _insert_constant(new_module, name, constant["code"])
         module = new_module
@@ -444,11 +499,15 @@ def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False,
             return FixOutcome(source, failed=f"rewrite refused: output does not parse on this Python ({exc.msg}, line {exc.lineno})")
     outcome.source = new_source
     # What is still reported after the last pass is left for a person.
-    applied_ids = {id(f) for f in outcome.applied}
-    outcome.manual = [(f, r) for f, r in outcome.manual if id(f) not in applied_ids]
+    unmatched = list(initial or [])
     for finding in scan(module):
         reason = _allowed(finding, unsafe) if renderer else "target is scan-only"
-        outcome.manual.append((finding, reason or "fix overlapped another and did not converge"))
+        key = (finding.rule_id, finding.snippet)
+        outcome.manual.append((finding, reason or reasons.get(key, "fix overlapped another and did not converge")))
+        earlier = next((f for f in unmatched if (f.rule_id, f.snippet) == key), None)
+        if earlier is not None:
+            unmatched.remove(earlier)
+            outcome.before[id(finding)] = earlier
     return outcome
 
 
@@ -458,7 +517,9 @@ def fix_text_lines(text: str, findings: list[Finding], target: str, *, unsafe: b
 
     A fix entry gives `replace` (a replacement for the match) or `replace_map` (pairs of
     pattern and replacement tried on the matched text), optionally `when` (a pattern the whole
-    line must match) and `add_line` (a line added after the fixed one, once per file).
+    line must match) and `add_line` (a line added after the fixed one, once per file). Every
+    occurrence on the line is rewritten, each rule on the line's current text, so fixes of two
+    rules on one line compose.
     """
     lines = text.splitlines(keepends=True)
     outcome = FixOutcome(text)
@@ -470,16 +531,24 @@ def fix_text_lines(text: str, findings: list[Finding], target: str, *, unsafe: b
             outcome.manual.append((finding, reason or "no automatic fix for this target"))
             continue
         idx = finding.span.line - 1
-        match = finding.plan.context["match"]
+        pattern = finding.plan.context["match"].re
         line = lines[idx]
         if "when" in entry and not re.search(entry["when"], line):
             outcome.manual.append((finding, entry.get("when_not", "this use has no mechanical equivalent")))
             continue
-        replacement = _text_replacement(match, entry)
-        if replacement is None:
-            outcome.manual.append((finding, f"no automatic fix for '{match.group(0)}'"))
+        missing: list[str] = []
+
+        def substitute(match: re.Match[str]) -> str:
+            replacement = _text_replacement(match, entry)
+            if replacement is None:
+                missing.append(match.group(0))
+                return match.group(0)
+            return replacement
+
+        new = pattern.sub(substitute, line)
+        if missing and new == line:
+            outcome.manual.append((finding, f"no automatic fix for '{missing[0]}'"))
             continue
-        new = line[: match.start()] + replacement + line[match.end():]
         if new != line:
             lines[idx] = new
             outcome.applied.append(finding)

@@ -21,12 +21,14 @@ def digest(data: bytes) -> str:
 def atomic_write(path: Path, data: bytes, expected_digest: str | None = None) -> None:
     """Replace `path` with `data` atomically, keeping its mode.
 
-    Writes a temporary file in the same folder, fsyncs it, then renames it over `path`.
+    Writes a temporary file in the same folder, fsyncs it, then renames it over `path`. A
+    symbolic link is followed: its target is rewritten and the link stays a link.
 
     Raises:
         ChangedOnDisk: `expected_digest` is given and the file no longer has it.
         OSError: the folder is not writable.
     """
+    path = Path(os.path.realpath(path))
     if expected_digest is not None and digest(path.read_bytes()) != expected_digest:
         raise ChangedOnDisk(f"{path}: changed on disk since it was read; not written")
     mode = os.stat(path).st_mode & 0o7777

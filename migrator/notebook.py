@@ -18,9 +18,12 @@ __all__ = ["JoinedNotebook", "join_cells", "split_cells"]
 
 _MARK = "# nrn-cell {index}"
 _MAGIC = re.compile(r"^(\s*)([%!].*)$")
-# An import statement, so a magic among the first imports (`!pip install ...`) keeps the import
-# block contiguous for fixes that add imports or definitions after it.
+# A line magic is masked as an import statement, so a magic among the first imports (`!pip install
+# ...`) keeps the import block contiguous for fixes that add imports or definitions after it; the
+# lines of a `%%` cell are masked as `pass`, so nothing is ever inserted into such a cell.
 _MASK = "import nrn_magic  # nrn-magic {key}"
+_CELL_MASK = "pass  # nrn-magic {key}"
+_OPEN, _CLOSE = "([{", ")]}"
 _SHELL_CELLS = ("%%bash", "%%sh", "%%script bash", "%%script sh")
 
 
@@ -33,6 +36,7 @@ class JoinedNotebook:
     text: str
     line_map: list[tuple[int, int]]  # joined line (0-based index) -> (cell, line)
     magics: dict[str, str] = field(default_factory=dict)
+    cell_magics: set[int] = field(default_factory=set)  # cells that start with `%%`
     shell: list[tuple[int, int, str]] = field(default_factory=list)  # (cell, first line, text)
 
     def locate(self, line: int) -> tuple[int, int]:
@@ -60,17 +64,26 @@ def join_cells(text: str) -> JoinedNotebook:
         out.append(_MARK.format(index=index))
         line_map.append((index, 1))
         lines = cell.source.splitlines()
+        cell_magic = bool(lines) and lines[0].lstrip().startswith("%%")
+        if cell_magic:
+            joined.cell_magics.add(index)
         if lines and lines[0].strip().startswith(_SHELL_CELLS):
             joined.shell.append((index, 2, "\n".join(lines[1:])))
+        depth = 0
+        continued = False
         for n, line in enumerate(lines, start=1):
-            m = _MAGIC.match(line)
-            if m or (lines[0].startswith("%%") and n > 0 and lines[0].strip().startswith(_SHELL_CELLS)):
+            # `!=` or `% 3` continuing an open bracket or a backslash line is Python, not a magic.
+            m = _MAGIC.match(line) if depth == 0 and not continued else None
+            if m or cell_magic:
                 key = f"{index}.{n}"
                 joined.magics[key] = line
                 indent = m.group(1) if m else ""
-                if m and m.group(2).startswith("!"):
+                if m and m.group(2).startswith("!") and not cell_magic:
                     joined.shell.append((index, n, m.group(2)[1:]))
-                line = f"{indent}{_MASK.format(key=key)}"
+                line = f"{indent}{(_CELL_MASK if cell_magic else _MASK).format(key=key)}"
+            else:
+                depth = max(0, depth + sum(line.count(c) for c in _OPEN) - sum(line.count(c) for c in _CLOSE))
+                continued = line.rstrip().endswith("\\")
             out.append(line)
             line_map.append((index, n))
     joined.source = "\n".join(out) + "\n"
@@ -103,15 +116,22 @@ def split_cells(joined: JoinedNotebook, new_source: str) -> str:
     cells: dict[int, list[str]] = {}
     current: int | None = None
     preamble: list[str] = []
+    carried: list[str] = []
     for line in new_source.splitlines():
         m = re.fullmatch(r"# nrn-cell (\d+)", line)
         if m:
             current = int(m.group(1))
             cells[current] = []
             continue
-        masked = re.search(r"import nrn_magic  # nrn-magic (\d+\.\d+)$", line)
+        masked = re.search(r"(?:import nrn_magic|pass)  # nrn-magic (\d+\.\d+)$", line)
         if masked:
             line = joined.magics[masked.group(1)]
+        elif current in joined.cell_magics:
+            carried.append(line)  # code a fix placed in a `%%` cell belongs to the next Python cell
+            continue
+        elif current is not None and carried and current not in joined.cell_magics:
+            cells[current].extend(carried)
+            carried = []
         (cells[current] if current is not None else preamble).append(line)
     # Edit the original JSON, not nbformat's model, so nothing but the changed sources differs
     # (no ids added, no other cells, outputs or metadata rewritten).
@@ -119,14 +139,15 @@ def split_cells(joined: JoinedNotebook, new_source: str) -> str:
     first = True
     for index, cell in enumerate(raw.get("cells", []), start=1):
         if index in cells:
-            body = (preamble if first else []) + cells[index]
-            first = False
+            take_preamble = first and index not in joined.cell_magics
+            body = (preamble if take_preamble else []) + cells[index]
+            first = first and not take_preamble
             original = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
             new = "\n".join(body) + ("\n" if original.endswith("\n") else "")
             if new != original:
                 cell["source"] = new.splitlines(keepends=True) if isinstance(cell["source"], list) else new
     indent = _indent_of(joined.text)
-    out = json.dumps(raw, indent=indent, ensure_ascii=False)
+    out = json.dumps(raw, indent=indent, ensure_ascii=joined.text.isascii())
     return out + ("\n" if joined.text.endswith("\n") else "")
 
 

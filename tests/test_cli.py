@@ -161,3 +161,78 @@ def test_fix_ends_with_what_was_fixed_left_and_failed(cli, tmp_path):
     assert [c.strip() for c in row.split("│")][-2:] == ["1", "0"]  # fixed, left for a person
     assert "1 fixed, 1 left for a person, 1 failed." in err
     assert (tmp_path / "broken.ipynb").read_text() == "{ not json"
+
+
+def test_two_text_fixes_on_one_line_compose_and_finish_in_one_run(cli, tmp_path):
+    (tmp_path / "Dockerfile").write_text("FROM ubuntu\nRUN export CUDA_VISIBLE_DEVICES=1 && nvidia-smi\n")
+    (tmp_path / "requirements.txt").write_text("torch==2.4.0+cu121 --index-url https://download.pytorch.org/whl/cu121\n")
+    (tmp_path / "run.sh").write_text("pip install torch==2.4.0+cu121 torchvision==0.19.0+cu121\nX=$(nvidia-smi)\n")
+    cli("fix", tmp_path, "--write", "--unsafe-fixes", check=0)
+    assert (tmp_path / "Dockerfile").read_text() == "FROM ubuntu\nRUN export NEURON_RT_VISIBLE_CORES=1 && neuron-ls\n"
+    assert (tmp_path / "requirements.txt").read_text().splitlines()[0] == "torch==2.4.0 --index-url https://download.pytorch.org/whl/cpu"
+    assert (tmp_path / "run.sh").read_text() == "pip install torch==2.4.0 torchvision==0.19.0\nX=$(nvidia-smi)\n"  # captured output: left
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    assert "0 fixed" in cli("fix", tmp_path, "--write", "--unsafe-fixes", check=0).stderr
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
+def test_rewritten_device_choices_run_and_never_shadow_user_names(cli, tmp_path):
+    import subprocess
+    import sys
+
+    path = tmp_path / "dev.py"
+    path.write_text(
+        "import torch\n"
+        "from os import sep as DEVICE\n"
+        "HostEvent = None\n"
+        "rank = 0\n"
+        "dev = torch.device('cuda', rank)\n"
+        "ref = torch.device('cuda:0')\n"
+        "y = torch.zeros(2).cuda(ref)\n"
+        "z = torch.zeros(2).cuda('cuda:0')\n"
+        "start = torch.cuda.Event(enable_timing=True)\n"
+        "start.record()\n"
+        "print(dev.type, y.device.type, z.device.type, DEVICE, HostEvent)\n")
+    cli("fix", path, "--write", check=0)
+    text = path.read_text()
+    assert "from os import sep as DEVICE" in text and "NRN_DEVICE = " in text and "class NrnHostEvent" in text
+    proc = subprocess.run([sys.executable, path], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["cpu", "cpu", "cpu", "/", "None"]
+
+
+def test_neuron_fix_inside_single_quoted_f_string_compiles(cli, tmp_path):
+    path = tmp_path / "f.py"
+    path.write_text("import torch\nx = torch.zeros(1)\nprint(f'using {torch.device(\"cuda\")} {x.to(\"cuda\").device}')\n")
+    cli("fix", path, "--write", "--target", "neuron", check=0)
+    text = path.read_text()
+    compile(text, "f.py", "exec")
+    assert text.count('"neuron"') == 2
+
+
+def test_fix_through_a_symlink_rewrites_the_target_and_keeps_the_link(cli, tmp_path):
+    real = tmp_path / "real.py"
+    real.write_text("import torch\ntorch.cuda.synchronize()\n")
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "link.py").symlink_to(real)
+    cli("fix", tmp_path / "src", "--write", check=0)
+    assert (tmp_path / "src" / "link.py").is_symlink()
+    assert "torch.accelerator.synchronize()" in real.read_text()
+
+
+def test_notebook_cell_magics_and_continuation_lines(cli, tmp_path):
+    import json
+
+    nb = {"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
+        {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": "%%bash\necho hi\n"},
+        {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+         "source": "import torch\nmsg = ('value: %d'\n       % 3)\nok = (1\n      != 2)\ne = torch.cuda.Event(enable_timing=True)\n"},
+    ]}
+    path = tmp_path / "n.ipynb"
+    path.write_text(json.dumps(nb, indent=1))
+    cli("fix", path, "--write", check=0)
+    cells = json.loads(path.read_text())["cells"]
+    assert cells[0]["source"] == "%%bash\necho hi\n"
+    code = cells[1]["source"]
+    assert "% 3)" in code and "!= 2)" in code and "class HostEvent" in code and "torch.cuda" not in code
+    compile(code, "cell", "exec")
