@@ -24,6 +24,7 @@ __all__ = ["RuleIndex", "Candidate", "scan_python", "scan_text", "ParseFailure"]
 CUDA_DEVICE = re.compile(r"^cuda(?::(\d+))?$")
 DEVICE_NAME = re.compile(r"(^|_)(device|dev)$", re.IGNORECASE)
 # Calls whose first positional argument is a device, or a device type string.
+TENSOR_METADATA = {"shape", "dtype", "device", "ndim", "is_cuda", "requires_grad", "names", "layout", "__name__", "__class__"}
 DEVICE_ARG0 = {"torch.device", "torch.set_default_device", "torch.Generator", "torch.cuda.device"}
 DEVICE_TYPE_ARG0 = {
     "torch.autocast", "torch.amp.autocast", "torch.amp.autocast_mode.autocast",
@@ -69,7 +70,7 @@ class RuleIndex:
         self.call_prefix: list[tuple[str, RuleSpec]] = []
         self.ref_exact: dict[str, list[RuleSpec]] = {}
         self.ref_prefix: list[tuple[str, RuleSpec]] = []
-        self.methods: dict[str, list[tuple[RuleSpec, bool, tuple[str, ...]]]] = {}
+        self.methods: dict[str, list[tuple[RuleSpec, dict[str, Any]]]] = {}
         self.imports: list[tuple[str, RuleSpec]] = []
         self.arguments: dict[str, list[tuple[RuleSpec, dict[str, Any]]]] = {}
         self.device_strings: dict[str, list[RuleSpec]] = {}
@@ -77,6 +78,9 @@ class RuleIndex:
         self.reference_context: dict[tuple[str, str], str] = {}
         self.text: list[tuple[re.Pattern[str], RuleSpec, tuple[str, ...]]] = []
         self.unless_keywords: dict[tuple[str, str], frozenset[str]] = {}
+        self.builtins: dict[str, list[tuple[RuleSpec, dict[str, Any]]]] = {}
+        self.unless_wrapped: dict[tuple[str, str], frozenset[str]] = {}
+        self.value_calls: set[str] = set()
         self._requirements: list[tuple[str, tuple[tuple[str, ...], ...]]] = []
         need = self._need
         for rule in catalogue.rules:
@@ -91,13 +95,19 @@ class RuleIndex:
                             self.reference_context[(rule.id, q)] = m["context"]
                         if m.get("unless_keywords"):
                             self.unless_keywords[(rule.id, q)] = frozenset(m["unless_keywords"])
+                        if m.get("unless_wrapped_in"):
+                            self.unless_wrapped[(rule.id, q)] = frozenset(m["unless_wrapped_in"])
                     for p in m.get("prefixes", []):
                         prefix.append((p, rule))
                         need(*_name_requirement(p))
                 elif kind == "method":
                     for n in m["names"]:
-                        self.methods.setdefault(n, []).append((rule, bool(m.get("in_loop")), tuple(m.get("unless_loop_contains", ()))))
+                        self.methods.setdefault(n, []).append((rule, m))
                         need(n, ((f".{n}(",),))
+                elif kind == "builtin-call":
+                    for n in m["names"]:
+                        self.builtins.setdefault(n, []).append((rule, m))
+                        need(f"{n}(", ((f"{n}(", *m.get("loop_contains", ())),))
                 elif kind == "import":
                     for mod in m["modules"]:
                         self.imports.append((mod, rule))
@@ -108,6 +118,7 @@ class RuleIndex:
                         if not m.get("value_calls"):
                             need(*_name_requirement(q))
                     # A value-call match needs both names: gate on the inner call, require the outer too.
+                    self.value_calls.update(m.get("value_calls", []))
                     for v in m.get("value_calls", []):
                         gate, inner = _name_requirement(v)
                         outer = [alt for q in m["qualified_names"] for alt in _name_requirement(q)[1]]
@@ -161,6 +172,15 @@ class RuleIndex:
                         best = (len(prefix), rule)
                     break
         return [best[1]] if best else []
+
+
+def _names_in(target: cst.BaseExpression) -> list[cst.Name]:
+    """The names a `for` target binds (`x`, `(i, (a, b))`, `[k, v]`)."""
+    if isinstance(target, cst.Name):
+        return [target]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for el in target.elements for n in _names_in(el.value)]
+    return []
 
 
 def _name_requirement(qname: str) -> tuple[str, tuple[tuple[str, ...], ...]]:
@@ -246,7 +266,10 @@ class _Collector(cst.CSTVisitor):
         self.inner: set[int] = set()
         self.callees: dict[int, cst.Call] = {}
         self.optional_tests: set[int] = set()
+        self.wrapped_by: dict[int, cst.Call] = {}
         self.loop_nodes: list[cst.For | cst.While] = []
+        self._code: str | None = None
+        self.arrays: list[dict[str, str]] = [{}]  # per function: name -> the value call that made it
         self.suppressed: set[int] = set()
         self.device_ctx: dict[int, str] = {}
         self.docstrings: set[int] = set()
@@ -279,11 +302,13 @@ class _Collector(cst.CSTVisitor):
 
     # -- scopes and imports ----------------------------------------------------------------
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.arrays.append({})
         self.scopes.append({})
         self.functions.append(node.name.value)
         self.inner.add(id(node.name))
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.arrays.pop()
         self.scopes.pop()
         self.functions.pop()
 
@@ -302,6 +327,42 @@ class _Collector(cst.CSTVisitor):
     def leave_While(self, node: cst.While) -> None:
         self.loops -= 1
         self.loop_nodes.pop()
+
+    def _builtin_call(self, node: cst.Call, positional: list[cst.Arg]) -> None:
+        name = node.func.value  # type: ignore[attr-defined]
+        for rule, m in self.index.builtins[name]:
+            if m.get("in_loop") and not self.loops:
+                continue
+            if m.get("loop_contains") and not all(self._loop_has((n,)) for n in m["loop_contains"]):
+                continue
+            value = next((a.value for a in positional if self._may_be_tensor(a.value)), None) if m.get("value_args") else node
+            if value is None:
+                continue
+            self.add(rule, node, name=name, value=self.module.code_for_node(value)[:60], context={"call": node})
+            break
+
+    def _may_be_tensor(self, value: cst.BaseExpression) -> bool:
+        """A printed value that may be a tensor: a name, attribute or subscript, not text, a loop
+        counter (`for step in ...`) or tensor metadata (`x.shape`)."""
+        if isinstance(value, cst.Attribute):
+            return value.attr.value not in TENSOR_METADATA and self._may_be_tensor(value.value)
+        if isinstance(value, cst.Subscript):
+            return self._may_be_tensor(value.value)
+        if isinstance(value, cst.Name):
+            return value.value not in self._loop_targets() and value.value not in ("self", "args", "config", "cfg")
+        return False
+
+    def _loop_targets(self) -> set[str]:
+        names: set[str] = set()
+        for loop in self.loop_nodes:
+            if isinstance(loop, cst.For):
+                names.update(n.value for n in _names_in(loop.target))
+        return names
+
+    def _module_code(self) -> str:
+        if self._code is None:
+            self._code = self.module.code
+        return self._code
 
     def _loop_has(self, needles: tuple[str, ...]) -> bool:
         code = self.module.code_for_node(self.loop_nodes[-1])
@@ -349,6 +410,20 @@ class _Collector(cst.CSTVisitor):
     def visit_Assign(self, node: cst.Assign) -> None:
         if any(self._target_is_device(t.target) for t in node.targets):
             self._set_ctx(node.value, "device")
+
+    def leave_Assign(self, node: cst.Assign) -> None:
+        # `arr = np.zeros(3)`: remember which names hold an array a value-call rule looks for.
+        if not self.index.value_calls:
+            return
+        value = node.value
+        inner = self.resolve(value.func) if isinstance(value, cst.Call) else None
+        keeps = inner in self.index.value_calls and not any(a.keyword is not None and a.keyword.value == "dtype" for a in value.args)
+        for t in node.targets:
+            if isinstance(t.target, cst.Name):
+                if keeps:
+                    self.arrays[-1][t.target.value] = inner
+                else:
+                    self.arrays[-1].pop(t.target.value, None)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is not None and self._target_is_device(node.target):
@@ -407,6 +482,9 @@ class _Collector(cst.CSTVisitor):
     # -- calls, references, methods, arguments ---------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
         self.callees[id(node.func)] = node
+        for arg in node.args:
+            if isinstance(arg.value, cst.Call):
+                self.wrapped_by[id(arg.value)] = node
         qname = self.resolve(node.func)
         attr = node.func.attr.value if isinstance(node.func, cst.Attribute) else None
         last = attr or (node.func.value if isinstance(node.func, cst.Name) else "")
@@ -442,14 +520,20 @@ class _Collector(cst.CSTVisitor):
                 if arg.keyword is not None and arg.keyword.value == "default":
                     self._set_ctx(arg.value, "device")
         if attr is not None and qname is None and attr in self.index.methods:
-            for rule, in_loop, unless in self.index.methods[attr]:
-                if in_loop and not self.loops:
+            for rule, m in self.index.methods[attr]:
+                if m.get("in_loop") and not self.loops:
                     continue
-                if unless and self._loop_has(unless):
+                if m.get("unless_loop_contains") and self._loop_has(tuple(m["unless_loop_contains"])):
+                    continue
+                if m.get("receiver") and not re.search(m["receiver"], dotted_name(node.func.value) or ""):
+                    continue
+                if m.get("module_contains") and not any(t in self._module_code() for t in m["module_contains"]):
                     continue
                 loop = self.loop_nodes[-1] if self.loop_nodes else None
                 self.add(rule, node, name=attr, context={"call": node, "method": True, "loop": loop})
                 break
+        if isinstance(node.func, cst.Name) and node.func.value in self.index.builtins and qname is None:
+            self._builtin_call(node, positional)
         if qname is not None:
             for rule, m in self.index.arguments.get(qname, []):
                 self._match_argument(rule, m, node, positional, qname)
@@ -484,7 +568,12 @@ class _Collector(cst.CSTVisitor):
             return
         if m.get("value_calls"):
             inner = self.resolve(value.func) if isinstance(value, cst.Call) else None
-            if inner in m["value_calls"] and not any(a.keyword is not None and a.keyword.value == "dtype" for a in value.args):
+            if isinstance(value, cst.Name):
+                inner = next((scope[value.value] for scope in reversed(self.arrays) if value.value in scope), None)
+                if inner is not None and value.value not in self.arrays[-1]:
+                    inner = None  # bound in an outer function: may have changed since
+            explicit = isinstance(value, cst.Call) and any(a.keyword is not None and a.keyword.value == "dtype" for a in value.args)
+            if inner in m["value_calls"] and not explicit:
                 self.add(rule, value, name=qname, value=inner, context={"call": call, "argument": m})
             return
         if m.get("value_names"):
@@ -533,6 +622,10 @@ class _Collector(cst.CSTVisitor):
                 continue
             unless = self.index.unless_keywords.get((rule.id, qname))
             if unless and call is not None and any(a.keyword is not None and a.keyword.value in unless for a in call.args):
+                continue
+            wrappers = self.index.unless_wrapped.get((rule.id, qname))
+            outer = self.wrapped_by.get(id(call)) if call is not None else None
+            if wrappers and outer is not None and self.resolve(outer.func) in wrappers:
                 continue
             self.add(rule, node, name=qname, context={"call": call, "callee": call is not None})
 

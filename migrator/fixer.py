@@ -131,6 +131,7 @@ class _Renderer:
             values["node"] = self.module.code_for_node(cand.node).strip()
         call = cand.context.get("call")
         if call is not None:
+            values["call"] = self.module.code_for_node(call).strip()
             given = {a.keyword.value for a in call.args if a.keyword is not None}
             extra = [f"{k}={v}" for k, v in entry.get("defaults", {}).items() if k not in given]
             args = ", ".join([*(self._arg(arg) for arg in call.args), *extra])

@@ -10,7 +10,7 @@ from torch.utils.cpp_extension import load_inline  # ok
 ext = load_inline("ops", cpp_sources="", cuda_sources="__global__ void k() {}")  # expect: kernels
 
 
-@triton.jit
+@triton.jit  # expect: kernels
 def add_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     pid = tl.program_id(0)
     return pid

@@ -75,3 +75,42 @@ def test_what_xla_cannot_run_is_left_for_a_person(name, rule, tmp_path, cli):
     assert f" {rule} " in left
     findings = json.loads(cli("scan", path, "--target", "xla", "--format", "json", check=1).stdout)
     assert any(f["rule_id"] == rule and f["severity"] == "error" for f in findings)
+
+
+LOADER_PROGRAM = '''
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+torch.manual_seed(0)
+g = torch.Generator().manual_seed(5)
+x = torch.randn(96, 6, generator=g)
+data = TensorDataset(x, x @ torch.randn(6, 1, generator=g))
+loader = DataLoader(data, batch_size=16)
+model = nn.Linear(6, 1).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(3):
+    for xb, yb in loader:
+        optimizer.zero_grad()
+        loss = nn.functional.mse_loss(model(xb.cuda()), yb.cuda())
+        loss.backward()
+        optimizer.step()
+print(f"final_loss={loss.item():.8f}")
+'''
+
+
+def test_dataloader_training_runs_through_mp_device_loader(tmp_path, cli):
+    path = tmp_path / "loader_train.py"
+    path.write_text(LOADER_PROGRAM)
+    cpu = tmp_path / "loader_cpu.py"  # the reference: the same program with the CUDA calls removed by hand
+    cpu.write_text(LOADER_PROGRAM.replace(".cuda()", ""))
+    assert run([sys.executable, "{file}"], path, tmp_path).returncode != 0
+    cli("fix", path, "--target", "xla", "--unsafe-fixes", "--write", check=0)
+    text = path.read_text()
+    assert "pl.MpDeviceLoader(DataLoader(data, batch_size=16), torch_xla.device())" in text
+    assert "        torch_xla.sync()\n" in text
+    migrated = run([sys.executable, "{file}"], path, tmp_path)
+    assert migrated.returncode == 0, migrated.stderr[-4000:]
+    reference = run([sys.executable, "{file}"], cpu, tmp_path)
+    got, want = printed(migrated, "final_loss"), printed(reference, "final_loss")
+    assert close(got, want, 1e-4), f"migrated {got}, reference {want} (float32, XLA vs CPU kernels)"
