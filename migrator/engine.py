@@ -74,7 +74,7 @@ class RuleIndex:
         self.imports: list[tuple[str, RuleSpec]] = []
         self.arguments: dict[str, list[tuple[RuleSpec, dict[str, Any]]]] = {}
         self.device_strings: dict[str, list[RuleSpec]] = {}
-        self.strings: list[tuple[re.Pattern[str], RuleSpec, str | None]] = []
+        self.strings: list[tuple[re.Pattern[str], RuleSpec, str | None, tuple[str, ...]]] = []
         self.reference_context: dict[tuple[str, str], str] = {}
         self.text: list[tuple[re.Pattern[str], RuleSpec, tuple[str, ...]]] = []
         self.unless_keywords: dict[tuple[str, str], frozenset[str]] = {}
@@ -82,6 +82,7 @@ class RuleIndex:
         self.unless_wrapped: dict[tuple[str, str], frozenset[str]] = {}
         self.value_calls: set[str] = set()
         self._requirements: list[tuple[str, tuple[tuple[str, ...], ...]]] = []
+        self._value_checks: list[tuple[tuple[str, ...], tuple[tuple[str, tuple[tuple[str, ...], ...]], ...]]] = []
         need = self._need
         for rule in catalogue.rules:
             for m in rule.matchers:
@@ -117,18 +118,18 @@ class RuleIndex:
                         self.arguments.setdefault(q, []).append((rule, m))
                         if not m.get("value_calls"):
                             need(*_name_requirement(q))
-                    # A value-call match needs both names: gate on the inner call, require the outer too.
+                    # A value-call match needs the outer name and a call of the inner one through
+                    # the module's own import (`np.zeros(` after `import numpy as np`).
                     self.value_calls.update(m.get("value_calls", []))
-                    for v in m.get("value_calls", []):
-                        gate, inner = _name_requirement(v)
-                        outer = [alt for q in m["qualified_names"] for alt in _name_requirement(q)[1]]
-                        need(gate, tuple(a + b for a in inner for b in outer))
+                    if m.get("value_calls"):
+                        outer = tuple(_name_requirement(q) for q in m["qualified_names"])
+                        self._value_checks.append((tuple(m["value_calls"]), outer))
                 elif kind == "device-string":
                     for ctx in m["contexts"]:
                         self.device_strings.setdefault(ctx, []).append(rule)
                     need("cuda", (('"cuda',), ("'cuda",)))
                 elif kind == "string":
-                    self.strings.append((re.compile(m["pattern"]), rule, m.get("context")))
+                    self.strings.append((re.compile(m["pattern"]), rule, m.get("context"), tuple(m.get("file_names", ()))))
                     token = _literal_token(m["pattern"])
                     need(token, ((token,),))
                 elif kind == "text":
@@ -157,7 +158,7 @@ class RuleIndex:
                 for alternatives in group:
                     if any(all(t in raw for t in alt) for alt in alternatives):
                         return True
-        return False
+        return any(_value_call_possible(raw, calls, outer) for calls, outer in self._value_checks)
 
     def lookup(self, qname: str, is_callee: bool) -> list[RuleSpec]:
         """The call/reference rules for a qualified name: every exact one, else the longest prefix's."""
@@ -172,6 +173,34 @@ class RuleIndex:
                         best = (len(prefix), rule)
                     break
         return [best[1]] if best else []
+
+
+_IMPORT_AS = re.compile(rb"^[ \t]*import[ \t]+([\w.]+)(?:[ \t]+as[ \t]+(\w+))?", re.M)
+
+
+def _value_call_possible(raw: bytes, calls: tuple[str, ...], outer: tuple) -> bool:
+    """Whether `raw` can hold an argument-rule match whose value is one of `calls`.
+
+    The outer call must be named (its usual requirement), and some inner call must be written
+    through an import of its module: `np.zeros(` after `import numpy as np`, `numpy.zeros(`,
+    or the bare name after `from numpy... import`.
+    """
+    if not any(gate.encode() in raw and any(all(t.encode() in raw for t in alt) for alt in alts) for gate, alts in outer):
+        return False
+    for call in calls:
+        module = call.split(".", 1)[0].encode()
+        if module not in raw:
+            continue
+        dotted = call.encode()
+        for found in _IMPORT_AS.finditer(raw):
+            path, alias = found.group(1), found.group(2) or found.group(1)
+            if dotted.startswith(path + b".") and alias + dotted[len(path):] + b"(" in raw:
+                return True
+        if b"from " + module in raw:
+            parts = dotted.split(b".")
+            if any(b".".join(parts[i:]) + b"(" in raw for i in range(1, len(parts))):
+                return True
+    return False
 
 
 def _names_in(target: cst.BaseExpression) -> list[cst.Name]:
@@ -257,9 +286,10 @@ def _cuda_fstring(node: cst.CSTNode) -> cst.BaseExpression | None:
 
 
 class _Collector(cst.CSTVisitor):
-    def __init__(self, index: RuleIndex, module: cst.Module) -> None:
+    def __init__(self, index: RuleIndex, module: cst.Module, path: str = "") -> None:
         self.index = index
         self.module = module
+        self.file_name = path.replace("\\", "/").rsplit("/", 1)[-1]
         self.scopes: list[dict[str, str]] = [module_bindings(module)]
         self.functions: list[str] = []
         self.candidates: list[Candidate] = []
@@ -380,10 +410,17 @@ class _Collector(cst.CSTVisitor):
     def _import(self, node: cst.Import | cst.ImportFrom) -> bool:
         if len(self.scopes) > 1:
             self.scopes[-1].update(import_bindings(node))
-        for module, report_node in imported_modules(node):
+        candidates = list(imported_modules(node))
+        if isinstance(node, cst.ImportFrom) and candidates and not isinstance(node.names, cst.ImportStar):
+            # `from numba import cuda` loads the submodule numba.cuda.
+            base = candidates[0][0]
+            candidates += [(f"{base}.{n}", alias) for alias in node.names if (n := dotted_name(alias.name))]
+        reported: set[str] = set()
+        for module, report_node in candidates:
             for prefix, rule in self.index.imports:
-                if module == prefix or module.startswith(prefix + "."):
+                if (module == prefix or module.startswith(prefix + ".")) and rule.id not in reported:
                     self.add(rule, report_node, name=module)
+                    reported.add(rule.id)
                     break
         return False  # names inside an import are not references
 
@@ -650,8 +687,11 @@ class _Collector(cst.CSTVisitor):
             for rule in self.index.device_strings.get("device", []):
                 self.add(rule, node, value=self.module.code_for_node(node), context={"device_kind": ctx, "fstring": expr})
                 return
-        if value is not None and not self.quiet:
-            for pattern, rule, context in self.index.strings:
+        # An environment key (`os.environ.get("X")`) is never a message, even inside `.split(...)`.
+        if value is not None and (not self.quiet or id(node) in self.env_ctx):
+            for pattern, rule, context, names in self.index.strings:
+                if names and self.file_name not in names:
+                    continue
                 if pattern.search(value) and (context != "env" or id(node) in self.env_ctx):
                     self.add(rule, node, value=value)
                     return
@@ -682,7 +722,7 @@ def scan_python(
         line_map: optional callable line -> (cell, line) for notebooks.
         source: the module's text if known (saves generating it again).
     """
-    collector = _Collector(index, module)
+    collector = _Collector(index, module, path)
     walk(module, collector)
     if not collector.candidates:
         return []

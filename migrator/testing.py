@@ -47,7 +47,7 @@ def check_example(case: ExampleCase, extend_rules: tuple = ()) -> list[str]:
     """Return the problems with one example (empty when it passes)."""
     ex = case.example
     kind = ex.get("file_kind", "python")
-    path = _SUFFIX[kind]
+    path = ex.get("path", _SUFFIX[kind])
     options = ScanOptions(target=ex.get("target", "portable"), extend_rules=tuple(extend_rules))
     if case.rule.severity_for(options.target) is None:
         return [f"{case.id}: rule is off for target {options.target}"] if case.kind == "bad" else []

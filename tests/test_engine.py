@@ -169,3 +169,28 @@ def test_prefilter_token_is_contained_in_every_match(pattern, token):
 def test_a_string_matched_by_any_alternative_is_found():
     source = 'import os\nos.environ.get("CUDA_PATH")\n'
     assert ids(source) == ["NRN704"]
+
+
+@pytest.mark.parametrize("source", [
+    "import numpy as xp\nimport torch\nt = torch.tensor(xp.zeros(3))\n",
+    "import numpy.random as npr\nimport torch\nt = torch.from_numpy(npr.rand(3))\n",
+    "from numpy.random import rand\nfrom torch import as_tensor\nt = as_tensor(rand(3))\n",
+    "import numpy\nimport torch\ndef f():\n    grid = numpy.linspace(0, 1, 5)\n    return torch.tensor(grid)\n",
+])
+def test_prefilter_keeps_numpy_arrays_through_any_import_form(source):
+    assert "NRN308" in ids(source)
+
+
+def test_prefilter_passes_every_python_example_that_has_a_finding():
+    """The prefilter skips parsing; it must never skip a file that has a finding."""
+    from migrator.catalogue import load_catalogue
+    from migrator.engine import RuleIndex
+    from migrator.testing import collect_examples
+
+    catalogue = load_catalogue()
+    for case in collect_examples(catalogue):
+        ex = case.example
+        if case.kind != "bad" or ex.get("file_kind", "python") != "python":
+            continue
+        index = RuleIndex(catalogue.for_target(ex.get("target", "portable")))
+        assert index.python_may_match(ex["code"]), case.id
