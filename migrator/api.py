@@ -409,7 +409,7 @@ def _fix_notebook_shell(joined, path: str, index, options: ScanOptions, unsafe: 
         magic = joined.magics.get(key, "")
         if not found:
             continue
-        if not magic.lstrip().startswith("!") or "\n" in shell:
+        if not magic.lstrip().startswith(("!", "%")) or "\n" in shell:
             outcome.manual.extend((f, "no automatic fix for %%bash cells in notebooks") for f in found)
             continue
         # Spans count lines within the cell; the shell text here is the one line.
@@ -420,7 +420,7 @@ def _fix_notebook_shell(joined, path: str, index, options: ScanOptions, unsafe: 
         outcome.applied.extend(original[id(f)] for f in fixed.applied)
         if fixed.source != shell:
             indent = magic[: len(magic) - len(magic.lstrip())]
-            joined.magics[key] = f"{indent}!{fixed.source}"
+            joined.magics[key] = f"{indent}{magic.lstrip()[0]}{fixed.source}"
             changed = True
     return changed
 

@@ -233,6 +233,18 @@ class _Renderer:
         return f"{self.module.code_for_node(call.func)}({', '.join(args)})"
 
 
+def _has_comment(node: cst.CSTNode) -> bool:
+    """Whether a comment sits inside `node` (rewriting it from text would drop the comment)."""
+    found = []
+
+    class _Find(cst.CSTVisitor):
+        def visit_Comment(self, comment: cst.Comment) -> None:
+            found.append(comment)
+
+    node.visit(_Find())
+    return bool(found)
+
+
 def _looks_like_index(value: cst.BaseExpression, text: str) -> bool:
     """Whether a `.cuda(x)` argument is a device index (`rank`, `i`, `int(...)`, `k + 1`) rather than a device."""
     if isinstance(value, (cst.BinaryOperation, cst.UnaryOperation)):
@@ -463,6 +475,9 @@ def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False,
                 continue
             if id(node) in replacements:
                 continue  # another fix rewrites this node first; the rescan of the next pass retries this one
+            if finding.plan.rule.fix["kind"] != "loop-end" and _has_comment(node):
+                reasons[(finding.rule_id, finding.snippet)] = "a comment inside this expression would be lost; rewrite it by hand"
+                continue
             replacements[id(node)] = new_node
             owners[id(node)] = [finding]
             imports.extend(needed)

@@ -24,6 +24,7 @@ _MAGIC = re.compile(r"^(\s*)([%!].*)$")
 _MASK = "import nrn_magic  # nrn-magic {key}"
 _CELL_MASK = "pass  # nrn-magic {key}"
 _OPEN, _CLOSE = "([{", ")]}"
+_SHELL_LINE = ("!", "%pip ", "%conda ", "%mamba ")
 _SHELL_CELLS = ("%%bash", "%%sh", "%%script bash", "%%script sh")
 
 
@@ -78,8 +79,8 @@ def join_cells(text: str) -> JoinedNotebook:
                 key = f"{index}.{n}"
                 joined.magics[key] = line
                 indent = m.group(1) if m else ""
-                if m and m.group(2).startswith("!") and not cell_magic:
-                    joined.shell.append((index, n, m.group(2)[1:]))
+                if m and m.group(2).startswith(_SHELL_LINE) and not cell_magic:
+                    joined.shell.append((index, n, m.group(2)[1:]))  # `!cmd`, `%pip install ...`
                 line = f"{indent}{(_CELL_MASK if cell_magic else _MASK).format(key=key)}"
             else:
                 depth = max(0, depth + sum(line.count(c) for c in _OPEN) - sum(line.count(c) for c in _CLOSE))

@@ -3,6 +3,7 @@
 import json
 import os
 import stat
+from pathlib import Path
 
 import pytest
 
@@ -236,3 +237,46 @@ def test_notebook_cell_magics_and_continuation_lines(cli, tmp_path):
     code = cells[1]["source"]
     assert "% 3)" in code and "!= 2)" in code and "class HostEvent" in code and "torch.cuda" not in code
     compile(code, "cell", "exec")
+
+
+def test_a_crash_in_one_files_rewrite_leaves_it_untouched_and_the_run_goes_on(tmp_path, monkeypatch):
+    from migrator import api
+
+    (tmp_path / "a.py").write_text("import torch\nx = y.cuda()\n")
+    (tmp_path / "b.py").write_text("import torch\nz = w.cuda()\n")
+    real = api.fix_source
+
+    def crash_on_a(data, path, *args, **kwargs):
+        if path.endswith("a.py"):
+            raise RecursionError("simulated crash inside a codemod")
+        return real(data, path, *args, **kwargs)
+
+    monkeypatch.setattr(api, "fix_source", crash_on_a)
+    results = {Path(r.path).name: r for r in api.fix_paths([tmp_path], write=True)}
+    assert "internal error while fixing" in results["a.py"].error and not results["a.py"].written
+    assert (tmp_path / "a.py").read_text() == "import torch\nx = y.cuda()\n"
+    assert results["b.py"].written and ".to(DEVICE)" in (tmp_path / "b.py").read_text()
+
+
+def test_a_fix_never_deletes_a_comment_inside_the_rewritten_expression(cli, tmp_path):
+    path = tmp_path / "c.py"
+    source = "import torch\ny = (torch.zeros(2)  # keep this note\n     .cuda())\nz = torch.ones(1).cuda()\n"
+    path.write_text(source)
+    proc = cli("fix", path, "--write", check=0)
+    text = path.read_text()
+    assert "# keep this note" in text and "z = torch.ones(1).to(DEVICE)" in text
+    assert "comment" in proc.stderr  # the first one is left for a person, with the reason
+
+
+def test_notebook_pip_magics_are_scanned_and_fixed_as_shell(cli, tmp_path):
+    import json
+
+    nb = {"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
+        {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+         "source": "%pip install torch==2.4.0+cu121\n!nvidia-smi\nimport torch\n"}]}
+    path = tmp_path / "n.ipynb"
+    path.write_text(json.dumps(nb))
+    found = {(f["rule_id"], f["line"]) for f in json.loads(cli("scan", path, "--format", "json", "--exit-zero").stdout)}
+    assert {("NRN802", 1), ("NRN702", 2)} <= found
+    cli("fix", path, "--write", "--unsafe-fixes", check=0)
+    assert json.loads(path.read_text())["cells"][0]["source"] == "%pip install torch==2.4.0\n!neuron-ls\nimport torch\n"
