@@ -280,3 +280,16 @@ def test_notebook_pip_magics_are_scanned_and_fixed_as_shell(cli, tmp_path):
     assert {("NRN802", 1), ("NRN702", 2)} <= found
     cli("fix", path, "--write", "--unsafe-fixes", check=0)
     assert json.loads(path.read_text())["cells"][0]["source"] == "%pip install torch==2.4.0\n!neuron-ls\nimport torch\n"
+
+
+def test_event_fix_needs_a_pytorch_with_torch_event(monkeypatch):
+    from migrator import fixer
+    from migrator.api import ScanOptions, fix_source
+
+    source = "import torch\nstart = torch.cuda.Event(enable_timing=True)\n"
+    monkeypatch.setattr(fixer, "_torch_version", lambda: (2, 4))
+    outcome = fix_source(source, "e.py", "python", ScanOptions(), False)
+    assert outcome.source == source
+    assert [why for f, why in outcome.manual if f.rule_id == "NRN208"] == ["needs PyTorch >= 2.6; the running PyTorch is 2.4"]
+    monkeypatch.setattr(fixer, "_torch_version", lambda: (2, 13))
+    assert "torch.Event(enable_timing=True)" in fix_source(source, "e.py", "python", ScanOptions(), False).source
