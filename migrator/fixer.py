@@ -368,12 +368,8 @@ def _is_import_line(stmt: cst.CSTNode) -> bool:
     return False
 
 
-def _insert_constant(module: cst.Module, name: str, code: str) -> cst.Module:
-    line = code.replace("DEVICE", name, 1)
-    for stmt in module.body:
-        if isinstance(stmt, cst.SimpleStatementLine) and module.code_for_node(stmt).strip() == line:
-            return module
-    body = list(module.body)
+def _after_imports(body: list[cst.BaseStatement]) -> int:
+    """Index of the first statement after the module docstring and the leading imports."""
     index = 0
     for i, stmt in enumerate(body):
         is_doc = i == 0 and isinstance(stmt, cst.SimpleStatementLine) and isinstance(stmt.body[0], cst.Expr) and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
@@ -381,6 +377,16 @@ def _insert_constant(module: cst.Module, name: str, code: str) -> cst.Module:
             index = i + 1
         else:
             break
+    return index
+
+
+def _insert_constant(module: cst.Module, name: str, code: str) -> cst.Module:
+    line = code.replace("DEVICE", name, 1)
+    for stmt in module.body:
+        if isinstance(stmt, cst.SimpleStatementLine) and module.code_for_node(stmt).strip() == line:
+            return module
+    body = list(module.body)
+    index = _after_imports(body)
     new = cst.parse_statement(line + "\n")
     body.insert(index, new)
     return module.with_changes(body=body)
@@ -394,13 +400,7 @@ def _insert_helpers(module: cst.Module, helpers: list[dict[str, Any]], names: di
         if not re.search(rf"\b{name}\b", code) or re.search(rf"^(class|def) {name}\b", code, re.M):
             continue
         body = list(module.body)
-        index = 0
-        for i, stmt in enumerate(body):
-            is_doc = i == 0 and isinstance(stmt, cst.SimpleStatementLine) and isinstance(stmt.body[0], cst.Expr) and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
-            if is_doc or _is_import_line(stmt):
-                index = i + 1
-            else:
-                break
+        index = _after_imports(body)
         definition = cst.parse_module(re.sub(rf"\b{helper['name']}\b", name, helper["code"])).body
         first = definition[0].with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
         rest = body[index:]

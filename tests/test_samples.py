@@ -46,9 +46,24 @@ SAMPLES = [
 ]
 
 
-def run(command, file, cwd):
+def run(command, file, cwd, env=None):
     args = [str(file) if str(a) == "{file}" else str(a) for a in command]
-    return subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=600)
+    return subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=900, env=env)
+
+
+def check_sample(sample: Sample, target: str, path, tmp_path, cli, env=None) -> str:
+    """Run the original (must fail), fix it for `target` with unsafe fixes, run it and compare
+    each printed value with the reference. Returns the migrated text."""
+    assert run(sample.command, path, tmp_path, env).returncode != 0, f"the original {sample.name} ran without CUDA"
+    cli("fix", path, "--target", target, "--unsafe-fixes", "--write", check=0)
+    migrated = run(sample.command, path, tmp_path, env)
+    assert migrated.returncode == 0, migrated.stderr[-4000:]
+    reference = run(sample.reference, None, tmp_path, env)
+    assert reference.returncode == 0, reference.stderr[-4000:]
+    for key in sample.values:
+        got, want = printed(migrated, key), printed(reference, key)
+        assert close(got, want, sample.rel_tol), f"{key}: migrated {got}, reference {want} (tolerance {sample.rel_tol}: {sample.why})"
+    return path.read_text()
 
 
 def printed(proc, key):
@@ -66,19 +81,8 @@ def close(a: str, b: str, rel_tol: float) -> bool:
 
 @pytest.mark.parametrize("sample", SAMPLES, ids=[s.name for s in SAMPLES])
 def test_migrated_sample_runs_and_matches_its_cpu_reference(sample, tmp_path, cli):
-    samples = copy_samples(tmp_path / "samples")
-    path = samples / sample.name
-    original = run(sample.command, path, tmp_path)
-    assert original.returncode != 0, f"the original {sample.name} ran on a machine without CUDA:\n{original.stdout}"
-
-    cli("fix", path, "--target", "portable", "--unsafe-fixes", "--write", check=0)
-    migrated = run(sample.command, path, tmp_path)
-    assert migrated.returncode == 0, migrated.stderr[-4000:]
-    reference = run(sample.reference, None, tmp_path)
-    assert reference.returncode == 0, reference.stderr[-4000:]
-    for key in sample.values:
-        got, want = printed(migrated, key), printed(reference, key)
-        assert close(got, want, sample.rel_tol), f"{key}: migrated {got}, reference {want} (tolerance {sample.rel_tol}: {sample.why})"
+    path = copy_samples(tmp_path / "samples") / sample.name
+    check_sample(sample, "portable", path, tmp_path, cli)
 
 
 def test_training_samples_trained():
