@@ -216,6 +216,16 @@ def fix(
         raise typer.Exit(1)
 
 
+def _fix_column(rule) -> str:
+    """`safe`/`unsafe` with the targets that have a fix (`-` when none)."""
+    if not rule.fix:
+        return "-"
+    by_safety: dict[str, list[str]] = {}
+    for target, entry in rule.fix["targets"].items():
+        by_safety.setdefault(entry.get("safety", rule.fix["safety"]), []).append(target)
+    return "; ".join(f"{safety} ({', '.join(targets)})" for safety, targets in by_safety.items())
+
+
 def _where(finding) -> str:
     cell = f"cell {finding.cell}:" if finding.cell else ""
     return f"{finding.path}:{cell}{finding.span.line}:{finding.span.column}"
@@ -236,7 +246,8 @@ def _fix_report(results, write: bool) -> None:
     applied = sorted((f for r in results if not r.error for f in r.outcome.applied),
                      key=lambda f: (f.path, f.cell or 0, f.span.line, f.span.column))
     # Without --write nothing changed on disk: report positions in the files as they are.
-    manual = [(f if write else r.outcome.as_before(f), why) for r in results for f, why in r.outcome.manual]
+    manual = [(f if write else r.outcome.as_before(f), why if write or id(f) in r.outcome.before else f"{why}; position in the rewritten text")
+              for r in results for f, why in r.outcome.manual]
     failed = [r for r in results if r.error]
     if applied:
         err.print(f"{verb}:", markup=False)
@@ -290,7 +301,7 @@ def rules(
         typer.echo(f"{'id':7} {'name':30} {'category':13} {'portable':8} {'neuron':8} {'xla':8} {'inf1':8} fix")
         for r in catalogue.rules:
             sev = [(r.severity_for(t).value if r.severity_for(t) else "off") for t in ALL]
-            typer.echo(f"{r.id:7} {r.name:30} {r.category:13} {sev[0]:8} {sev[1]:8} {sev[2]:8} {sev[3]:8} {'yes' if r.fix else '-'}")
+            typer.echo(f"{r.id:7} {r.name:30} {r.category:13} {sev[0]:8} {sev[1]:8} {sev[2]:8} {sev[3]:8} {_fix_column(r)}")
         return
     try:
         r = catalogue.by_id(args[0])

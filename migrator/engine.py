@@ -757,10 +757,16 @@ def _finding(cand: Candidate, path: str, target: str, span: Span, snippet: str, 
     fix = None
     if rule.fix:
         entry = rule.fix_for(target)
+        available = entry is not None
+        if available and rule.fix["kind"] == "text":
+            # A text fix rewrites shell/Dockerfile/requirements lines, never Python strings, and
+            # only lines its `when` pattern accepts.
+            line = cand.context.get("line_text")
+            available = line is not None and ("when" not in entry or re.search(entry["when"], line) is not None)
         fix = Fix(
             title=(entry or {}).get("title", rule.fix["title"]),
             safety=Safety((entry or {}).get("safety", rule.fix["safety"])),
-            available=entry is not None,
+            available=available,
         )
     try:
         message = rule.message_for(target).format(**cand.values)
@@ -785,7 +791,7 @@ def scan_text(text: str, path: str, file_kind: str, index: RuleIndex, target: st
             continue
         for pattern, rule in rules:
             for m in pattern.finditer(line):
-                cand = Candidate(rule, None, {"value": m.group(0)}, {"line": lineno + line_offset, "match": m})
+                cand = Candidate(rule, None, {"value": m.group(0).strip()}, {"line": lineno + line_offset, "match": m, "line_text": line})
                 span = Span(lineno + line_offset, m.start() + 1, lineno + line_offset, m.end() + 1)
                 findings.append(_finding(cand, path, target, span, line.strip()[:200], cell, is_test))
                 break

@@ -87,6 +87,8 @@ def _allowed(finding: Finding, unsafe: bool) -> str | None:
     if finding.fix is None:
         return "no automatic fix: needs a person"
     if not finding.fix.available:
+        if finding.plan is not None and finding.plan.rule.fix["kind"] == "text" and finding.plan.node is not None:
+            return "the fix rewrites shell, Dockerfile and requirements lines; change this Python string by hand"
         return "no automatic fix for this target"
     if finding.fix.safety is Safety.UNSAFE and not unsafe:
         return f"unsafe fix available ({finding.fix.title}): rerun with --unsafe-fixes"
@@ -231,6 +233,26 @@ class _Renderer:
             args.append(self._arg(arg))
         args.extend(f"{k}={v}" for k, v in setting.items())
         return f"{self.module.code_for_node(call.func)}({', '.join(args)})"
+
+
+def _remove_replaced_imports(module: cst.Module, applied: list[Finding]) -> cst.Module:
+    """Drop `from torch.cuda.amp import autocast` once a fix replaced its last use."""
+    from libcst.codemod.visitors import RemoveImportsVisitor
+
+    context = CodemodContext()
+    wanted = False
+    for finding in applied:
+        node, qname = finding.plan.node, finding.plan.values.get("name", "")
+        if isinstance(node, cst.Name) and "." in qname:
+            module_name, obj = qname.rsplit(".", 1)
+            RemoveImportsVisitor.remove_unused_import(context, module_name, obj, None if node.value == obj else node.value)
+            wanted = True
+    if not wanted:
+        return module
+    try:
+        return RemoveImportsVisitor(context).transform_module(module)
+    except Exception:  # noqa: BLE001 - keeping an unused import is harmless; losing the rewrite is not
+        return module
 
 
 def _has_comment(node: cst.CSTNode) -> bool:
@@ -495,6 +517,7 @@ def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False,
                 module_name, _, alias = imp.partition(" as ")
                 AddImportsVisitor.add_needed_import(context, module_name.strip(), asname=alias.strip() or None)
             new_module = new_module.visit(AddImportsVisitor(context))
+        new_module = _remove_replaced_imports(new_module, [f for key in applier.applied for f in owners[key]])
         if renderer:
             new_module = _insert_helpers(new_module, renderer.spec.get("helpers", []), renderer.helper_names)
         if constant and re.search(rf"\b{name}\b", new_module.code) and renderer and target == "portable":
@@ -539,19 +562,19 @@ def fix_text_lines(text: str, findings: list[Finding], target: str, *, unsafe: b
     """
     lines = text.splitlines(keepends=True)
     outcome = FixOutcome(text)
-    added: dict[int, str] = {}
+    wanted: list[dict[str, str]] = []
     for finding in findings:
-        reason = _allowed(finding, unsafe)
         entry = finding.plan.rule.fix_for(target) if finding.plan and finding.plan.rule.fix else None
+        if entry is not None and "when" in entry and not re.search(entry["when"], lines[finding.span.line - 1]):
+            outcome.manual.append((finding, entry.get("when_not", "this use has no mechanical equivalent")))
+            continue
+        reason = _allowed(finding, unsafe)
         if reason or entry is None or not ("replace" in entry or "replace_map" in entry):
             outcome.manual.append((finding, reason or "no automatic fix for this target"))
             continue
         idx = finding.span.line - 1
         pattern = finding.plan.context["match"].re
         line = lines[idx]
-        if "when" in entry and not re.search(entry["when"], line):
-            outcome.manual.append((finding, entry.get("when_not", "this use has no mechanical equivalent")))
-            continue
         missing: list[str] = []
 
         def substitute(match: re.Match[str]) -> str:
@@ -568,16 +591,27 @@ def fix_text_lines(text: str, findings: list[Finding], target: str, *, unsafe: b
         if new != line:
             lines[idx] = new
             outcome.applied.append(finding)
-            extra = entry.get("add_line")
-            if extra and file_kind in extra["file_kinds"] and extra["line"] not in text and extra["line"] not in added.values():
-                added.setdefault(idx, extra["line"])
-    for idx in sorted(added, reverse=True):
-        ending = "\r\n" if lines[idx].endswith("\r\n") else "\n"
-        if not lines[idx].endswith(("\n", "\r")):
-            lines[idx] += ending
-        lines.insert(idx + 1, added[idx] + ending)
+            extra = entry.get("add_lines")
+            if extra and file_kind in extra["file_kinds"]:
+                wanted.extend(x for x in extra["lines"] if x not in wanted)
+    _add_lines(lines, wanted)
     outcome.source = "".join(lines)
     return outcome
+
+
+def _add_lines(lines: list[str], wanted: list[dict[str, str]]) -> None:
+    """Insert each wanted line after the leading comments unless the text already has its `unless`."""
+    current = "".join(lines)
+    missing = [w["line"] for w in wanted if w["unless"] not in current]
+    if not missing:
+        return
+    ending = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
+    at = 0
+    while at < len(lines) and lines[at].lstrip().startswith("#"):
+        at += 1
+    if lines and not lines[-1].endswith(("\n", "\r")) and at == len(lines):
+        lines[-1] += ending
+    lines[at:at] = [line + ending for line in missing]
 
 
 def _text_replacement(match: re.Match[str], entry: dict[str, Any]) -> str | None:

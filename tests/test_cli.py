@@ -170,7 +170,7 @@ def test_two_text_fixes_on_one_line_compose_and_finish_in_one_run(cli, tmp_path)
     (tmp_path / "run.sh").write_text("pip install torch==2.4.0+cu121 torchvision==0.19.0+cu121\nX=$(nvidia-smi)\n")
     cli("fix", tmp_path, "--write", "--unsafe-fixes", check=0)
     assert (tmp_path / "Dockerfile").read_text() == "FROM ubuntu\nRUN export NEURON_RT_VISIBLE_CORES=1 && neuron-ls\n"
-    assert (tmp_path / "requirements.txt").read_text().splitlines()[0] == "torch==2.4.0 --index-url https://download.pytorch.org/whl/cpu"
+    assert "torch==2.4.0 --index-url https://download.pytorch.org/whl/cpu" in (tmp_path / "requirements.txt").read_text().splitlines()
     assert (tmp_path / "run.sh").read_text() == "pip install torch==2.4.0 torchvision==0.19.0\nX=$(nvidia-smi)\n"  # captured output: left
     before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
     assert "0 fixed" in cli("fix", tmp_path, "--write", "--unsafe-fixes", check=0).stderr

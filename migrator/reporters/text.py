@@ -42,7 +42,8 @@ def render_text(findings: Sequence[Finding], stats: dict[str, Any] | None = None
             else:
                 lines.append(f"  {_location(f)} {f.rule_id} {mark}{f.message} ({severity}{test})")
     by_severity = Counter(f.severity.value for f in findings)
-    fixable = sum(1 for f in findings if f.fixable)
+    fixable = sum(1 for f in findings if f.fixable and f.fix.safety.value == "safe")
+    unsafe = sum(1 for f in findings if f.fixable and f.fix.safety.value == "unsafe")
     parts = ", ".join(f"{by_severity[s]} {s}" for s in ("error", "warning", "info") if by_severity[s])
     summary = f"Found {len(findings)} finding{'s' if len(findings) != 1 else ''}"
     if parts:
@@ -52,6 +53,8 @@ def render_text(findings: Sequence[Finding], stats: dict[str, Any] | None = None
         summary += f" in {files} file{'s' if files != 1 else ''}, {stats['lines']} lines, {stats['seconds']:.1f} s"
     if fixable:
         summary += f"; {fixable} fixable with `neuron-migrator fix`"
+    if unsafe:
+        summary += f"; {unsafe} more with `--unsafe-fixes`"
     if stats and stats.get("baselined"):
         summary += f"; {stats['baselined']} more in the baseline"
     lines.append(summary + ".")
