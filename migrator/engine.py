@@ -553,9 +553,13 @@ class _Collector(cst.CSTVisitor):
             elif qname in DEVICE_TYPE_ARG0:
                 self._set_ctx(positional[0].value, "device_type")
         if attr == "add_argument" and any("device" in (_string_value(a.value) or "") for a in positional):
+            # A command-line device is text: the default and the choices become device types.
             for arg in node.args:
                 if arg.keyword is not None and arg.keyword.value == "default":
-                    self._set_ctx(arg.value, "device")
+                    self._set_ctx(arg.value, "device_type")
+                elif arg.keyword is not None and arg.keyword.value == "choices" and isinstance(arg.value, (cst.List, cst.Tuple, cst.Set)):
+                    for element in arg.value.elements:
+                        self._set_ctx(element.value, "device_type")
         if attr is not None and qname is None and attr in self.index.methods:
             for rule, m in self.index.methods[attr]:
                 if m.get("in_loop") and not self.loops:
