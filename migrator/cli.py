@@ -246,8 +246,7 @@ def _fix_report(results, write: bool) -> None:
     applied = sorted((f for r in results if not r.error for f in r.outcome.applied),
                      key=lambda f: (f.path, f.cell or 0, f.span.line, f.span.column))
     # Without --write nothing changed on disk: report positions in the files as they are.
-    manual = [(f if write else r.outcome.as_before(f), why if write or id(f) in r.outcome.before else f"{why}; position in the rewritten text")
-              for r in results for f, why in r.outcome.manual]
+    manual = [(f if write else r.outcome.as_before(f), why) for r in results for f, why in r.outcome.manual]
     failed = [r for r in results if r.error]
     if applied:
         err.print(f"{verb}:", markup=False)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 import libcst as cst
@@ -509,8 +509,9 @@ def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False,
         new_module = module.visit(applier)
         if not applier.applied:
             break
+        to_input = _line_mapper(source, module.code)
         for key in applier.applied:
-            outcome.applied.extend(owners[key])
+            outcome.applied.extend(to_input(f) for f in owners[key])
         if imports:
             context = CodemodContext()
             for imp in dict.fromkeys(imports):
@@ -539,6 +540,7 @@ def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False,
     outcome.source = new_source
     # What is still reported after the last pass is left for a person.
     unmatched = list(initial or [])
+    to_input = _line_mapper(source, module.code)
     for finding in scan(module):
         reason = _allowed(finding, unsafe) if renderer else "target is scan-only"
         key = (finding.rule_id, finding.snippet)
@@ -546,8 +548,33 @@ def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False,
         earlier = next((f for f in unmatched if (f.rule_id, f.snippet) == key), None)
         if earlier is not None:
             unmatched.remove(earlier)
-            outcome.before[id(finding)] = earlier
+        outcome.before[id(finding)] = earlier if earlier is not None else to_input(finding)
     return outcome
+
+
+def _line_mapper(original: str, current: str) -> Callable[[Finding], Finding]:
+    """Map a finding in `current` (a rewrite of `original`) to the matching line of `original`.
+
+    Lines a fix changed map to themselves, lines it inserted (a `DEVICE` constant, a helper) to
+    the original line before them. Notebook findings (cell-relative lines) are left as they are.
+    """
+    if original == current:
+        return lambda finding: finding
+    import difflib
+
+    table: dict[int, int] = {}
+    a, b = original.splitlines(), current.splitlines()
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        for k in range(j2 - j1):
+            table[j1 + k + 1] = max(i1, 1) if tag == "insert" else min(i1 + k, i2 - 1) + 1
+
+    def to_input(finding: Finding) -> Finding:
+        if finding.cell is not None:
+            return finding
+        span = finding.span
+        return replace(finding, span=replace(span, line=table.get(span.line, span.line), end_line=table.get(span.end_line, span.end_line)))
+
+    return to_input
 
 
 def fix_text_lines(text: str, findings: list[Finding], target: str, *, unsafe: bool = False,
