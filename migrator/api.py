@@ -131,7 +131,7 @@ def scan_source(data: bytes | str, path: str, kind: str = "python", options: Sca
     raw = data.encode("utf-8") if isinstance(data, str) else data
     unused = options.report_unused_noqa
     if kind == "python":
-        if not index.python_may_match(raw) and not (unused and b"noqa" in raw):
+        if not index.python_may_match(raw, path) and not (unused and b"noqa" in raw):
             return []
         try:
             module = cst.parse_module(raw)
@@ -319,7 +319,7 @@ def fix_source(data: bytes | str, path: str, kind: str = "python", options: Scan
     from .fixer import FixOutcome, fix_python, fix_text_lines  # libcst.codemod is slow to import
     index = _index(options)
     raw = data if isinstance(data, bytes) else data.encode("utf-8")
-    if kind == "python" and not index.python_may_match(raw.decode("utf-8", errors="replace")):
+    if kind == "python" and not index.python_may_match(raw.decode("utf-8", errors="replace"), path):
         return FixOutcome(_decode(raw))  # nothing the catalogue looks for: not parsed, not changed
     if isinstance(data, bytes):
         try:

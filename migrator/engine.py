@@ -82,6 +82,7 @@ class RuleIndex:
         self.unless_wrapped: dict[tuple[str, str], frozenset[str]] = {}
         self.value_calls: set[str] = set()
         self._requirements: list[tuple[str, tuple[tuple[str, ...], ...]]] = []
+        self._by_file_name: list[tuple[frozenset[str], bytes]] = []  # string matchers for named files only
         self._value_checks: list[tuple[tuple[str, ...], tuple[tuple[str, tuple[tuple[str, ...], ...]], ...]]] = []
         need = self._need
         for rule in catalogue.rules:
@@ -131,7 +132,10 @@ class RuleIndex:
                 elif kind == "string":
                     self.strings.append((re.compile(m["pattern"]), rule, m.get("context"), tuple(m.get("file_names", ()))))
                     token = _literal_token(m["pattern"])
-                    need(token, ((token,),))
+                    if m.get("file_names"):
+                        self._by_file_name.append((frozenset(m["file_names"]), token.encode()))
+                    else:
+                        need(token, ((token,),))
                 elif kind == "text":
                     self.text.append((re.compile(m["pattern"]), rule, tuple(m["file_kinds"])))
         # Longest prefix first, so the most specific rule wins.
@@ -146,7 +150,7 @@ class RuleIndex:
     def _need(self, gate: str, alternatives: tuple[tuple[str, ...], ...]) -> None:
         self._requirements.append((gate, alternatives))
 
-    def python_may_match(self, data: bytes | str) -> bool:
+    def python_may_match(self, data: bytes | str, path: str = "") -> bool:
         """Cheap test: can any Python rule match this source? (a prefilter, as TorchFix's)
 
         Each rule contributes substrings that every match must contain (see
@@ -158,6 +162,9 @@ class RuleIndex:
                 for alternatives in group:
                     if any(all(t in raw for t in alt) for alt in alternatives):
                         return True
+        name = path.replace("\\", "/").rsplit("/", 1)[-1]
+        if any(name in names and token in raw for names, token in self._by_file_name):
+            return True
         return any(_value_call_possible(raw, calls, outer) for calls, outer in self._value_checks)
 
     def lookup(self, qname: str, is_callee: bool) -> list[RuleSpec]:

@@ -193,4 +193,15 @@ def test_prefilter_passes_every_python_example_that_has_a_finding():
         if case.kind != "bad" or ex.get("file_kind", "python") != "python":
             continue
         index = RuleIndex(catalogue.for_target(ex.get("target", "portable")))
-        assert index.python_may_match(ex["code"]), case.id
+        assert index.python_may_match(ex["code"], ex.get("path", "example.py")), case.id
+
+
+def test_setup_py_only_matchers_do_not_make_other_files_parse():
+    from migrator.catalogue import load_catalogue
+    from migrator.engine import RuleIndex
+
+    index = RuleIndex(load_catalogue().for_target("portable"))
+    source = 'DEPS = ["torch==2.3.1+cu121"]\n'
+    assert index.python_may_match(source, "pkg/setup.py")
+    assert not index.python_may_match(source, "pkg/train.py")
+    assert ids(source, path="setup.py") == ["NRN802"] and ids(source, path="train.py") == []
