@@ -290,6 +290,6 @@ def test_event_fix_needs_a_pytorch_with_torch_event(monkeypatch):
     monkeypatch.setattr(fixer, "_torch_version", lambda: (2, 4))
     outcome = fix_source(source, "e.py", "python", ScanOptions(), False)
     assert outcome.source == source
-    assert [why for f, why in outcome.manual if f.rule_id == "NRN208"] == ["needs PyTorch >= 2.6; the running PyTorch is 2.4"]
+    assert [why for f, why in outcome.manual if f.rule_id == "NRN208"] == ["needs PyTorch >= 2.9; the running PyTorch is 2.4"]
     monkeypatch.setattr(fixer, "_torch_version", lambda: (2, 13))
     assert "torch.Event(enable_timing=True)" in fix_source(source, "e.py", "python", ScanOptions(), False).source
