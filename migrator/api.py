@@ -337,7 +337,8 @@ def fix_source(data: bytes | str, path: str, kind: str = "python", options: Scan
             found = scan_python(module, path, index, options.target, is_test=is_test)
             return apply_suppressions(found, lambda cell: lines, path=path)
 
-        return fix_python(text, scan, options.target, unsafe=unsafe, only=only)
+        return fix_python(text, scan, options.target, unsafe=unsafe, only=only,
+                          prune_imports=not path.endswith("__init__.py"))
     if kind == "notebook":
         return _fix_notebook(text, path, index, options, unsafe, is_test, only)
     lines = text.splitlines()

@@ -450,7 +450,7 @@ Scanner = Callable[[cst.Module], list[Finding]]
 
 
 def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False,
-               only: tuple[str, int, int] | None = None) -> FixOutcome:
+               only: tuple[str, int, int] | None = None, prune_imports: bool = True) -> FixOutcome:
     """Apply every allowed fix to `source` (Python text) for `target`.
 
     Args:
@@ -459,6 +459,8 @@ def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False,
         target: `portable`, `neuron` or `xla` (`inf1` is scan-only: nothing applies).
         unsafe: also apply fixes marked unsafe.
         only: (rule_id, line, column): apply just the finding that starts there (first pass).
+        prune_imports: drop a CUDA import once a fix replaced its last use (off for `__init__.py`,
+            whose imports may be re-exports).
 
     Returns:
         A FixOutcome; on a parse error of the input, `failed` says so and nothing changes.
@@ -518,7 +520,8 @@ def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False,
                 module_name, _, alias = imp.partition(" as ")
                 AddImportsVisitor.add_needed_import(context, module_name.strip(), asname=alias.strip() or None)
             new_module = new_module.visit(AddImportsVisitor(context))
-        new_module = _remove_replaced_imports(new_module, [f for key in applier.applied for f in owners[key]])
+        if prune_imports:
+            new_module = _remove_replaced_imports(new_module, [f for key in applier.applied for f in owners[key]])
         if renderer:
             new_module = _insert_helpers(new_module, renderer.spec.get("helpers", []), renderer.helper_names)
         if constant and re.search(rf"\b{name}\b", new_module.code) and renderer and target == "portable":

@@ -144,7 +144,8 @@ def split_cells(joined: JoinedNotebook, new_source: str) -> str:
             body = (preamble if take_preamble else []) + cells[index]
             first = first and not take_preamble
             original = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
-            new = "\n".join(body) + ("\n" if original.endswith("\n") else "")
+            eol = "\r\n" if "\r\n" in original else "\n"  # keep the cell's own line endings
+            new = eol.join(body) + (eol if original.endswith("\n") else "")
             if new != original:
                 cell["source"] = new.splitlines(keepends=True) if isinstance(cell["source"], list) else new
     indent = _indent_of(joined.text)

@@ -293,3 +293,24 @@ def test_event_fix_needs_a_pytorch_with_torch_event(monkeypatch):
     assert [why for f, why in outcome.manual if f.rule_id == "NRN208"] == ["needs PyTorch >= 2.9; the running PyTorch is 2.4"]
     monkeypatch.setattr(fixer, "_torch_version", lambda: (2, 13))
     assert "torch.Event(enable_timing=True)" in fix_source(source, "e.py", "python", ScanOptions(), False).source
+
+
+def test_replaced_cuda_imports_are_dropped_except_in_package_init(tmp_path):
+    from migrator.api import ScanOptions, fix_source
+
+    source = "import torch\nfrom torch.cuda.amp import autocast, custom_fwd\nwith autocast():\n    pass\n"
+    fixed = fix_source(source, "train.py", "python", ScanOptions(), False).source
+    assert "from torch.cuda.amp import custom_fwd\n" in fixed and "autocast," not in fixed
+    kept = fix_source(source, "pkg/__init__.py", "python", ScanOptions(), False).source
+    assert "from torch.cuda.amp import autocast, custom_fwd\n" in kept  # may be a re-export
+
+
+def test_notebook_cells_keep_crlf_line_endings(cli, tmp_path):
+    nb = {"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
+        {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+         "source": ["import torch\r\n", "x = torch.ones(1).cuda()\r\n"]}]}
+    path = tmp_path / "n.ipynb"
+    path.write_text(json.dumps(nb))
+    cli("fix", path, "--write", check=0)
+    source = "".join(json.loads(path.read_text())["cells"][0]["source"])
+    assert ".to(DEVICE)" in source and source.count("\r\n") == source.count("\n") == 3
