@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -337,8 +338,11 @@ def fix_source(data: bytes | str, path: str, kind: str = "python", options: Scan
             found = scan_python(module, path, index, options.target, is_test=is_test)
             return apply_suppressions(found, lambda cell: lines, path=path)
 
+        # Another module may import a name from this one (`from common import autocast`): unused
+        # imports are dropped only from scripts, which nothing imports.
+        script = re.search(r"""__name__\s*==\s*['"]__main__['"]""", text) is not None
         return fix_python(text, scan, options.target, unsafe=unsafe, only=only,
-                          prune_imports=not path.endswith("__init__.py"))
+                          prune_imports=script and not path.endswith("__init__.py"))
     if kind == "notebook":
         return _fix_notebook(text, path, index, options, unsafe, is_test, only)
     lines = text.splitlines()

@@ -571,13 +571,18 @@ class _Collector(cst.CSTVisitor):
             for rule, m in self.index.methods[attr]:
                 if m.get("in_loop") and not self.loops:
                     continue
-                if m.get("unless_loop_contains") and self._loop_has(tuple(m["unless_loop_contains"])):
-                    continue
+
                 if m.get("receiver") and not re.search(m["receiver"], dotted_name(node.func.value) or ""):
                     continue
                 if m.get("module_contains") and not any(t in self._module_code() for t in m["module_contains"]):
                     continue
                 loop = self.loop_nodes[-1] if self.loop_nodes else None
+                if m.get("loop_with"):
+                    # The step loop: with gradient accumulation, backward() runs in an inner loop.
+                    loop = next((lp for lp in reversed(self.loop_nodes) if m["loop_with"] in self.module.code_for_node(lp)), loop)
+                if m.get("unless_loop_contains") and loop is not None and any(
+                        t in self.module.code_for_node(loop) for t in m["unless_loop_contains"]):
+                    continue
                 self.add(rule, node, name=attr, context={"call": node, "method": True, "loop": loop})
                 break
         if isinstance(node.func, cst.Name) and node.func.value in self.index.builtins and qname is None:

@@ -134,9 +134,19 @@ class _Renderer:
         call = cand.context.get("call")
         if call is not None:
             values["call"] = self.module.code_for_node(call).strip()
-            given = {a.keyword.value for a in call.args if a.keyword is not None}
+            names = entry.get("positional", [])
+            rendered, given = [], {a.keyword.value for a in call.args if a.keyword is not None}
+            for i, arg in enumerate(call.args):
+                if names and arg.keyword is None and not arg.star:
+                    if i >= len(names):
+                        raise FixUnavailable("more positional arguments than the new call takes")
+                    # The new call's parameters come in another order: pass them by name.
+                    rendered.append(f"{names[i]}={self._arg(arg)}")
+                    given.add(names[i])
+                else:
+                    rendered.append(self._arg(arg))
             extra = [f"{k}={v}" for k, v in entry.get("defaults", {}).items() if k not in given]
-            args = ", ".join([*(self._arg(arg) for arg in call.args), *extra])
+            args = ", ".join([*rendered, *extra])
             values["args"] = args
             values[", args"] = f", {args}" if args else ""
             if isinstance(call.func, cst.Attribute):
@@ -180,7 +190,14 @@ class _Renderer:
             loop = cand.context["loop"]
             statement = cst.parse_statement(entry["expr"] + "\n")
             body = loop.body
-            return loop, loop.with_changes(body=body.with_changes(body=[*body.body, statement])), self.imports_for(entry["expr"], entry)
+            if isinstance(body, cst.SimpleStatementSuite):  # `for x in y: loss.backward()`
+                body = cst.IndentedBlock(body=[cst.SimpleStatementLine(body=body.body)])
+            statements = list(body.body)
+            # After the step, not at the very end: a trailing `continue`/`return` would skip it.
+            marks = [i for i, st in enumerate(statements) if any(a in self.module.code_for_node(st) for a in entry.get("after", []))]
+            at = marks[-1] + 1 if marks else len(statements)
+            statements.insert(at, statement)
+            return loop, loop.with_changes(body=body.with_changes(body=statements)), self.imports_for(entry["expr"], entry)
         if kind == "arguments":
             call = cand.context["call"]
             return call, self._arguments(call, entry), list(entry.get("imports", []))
@@ -459,8 +476,8 @@ def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False,
         target: `portable`, `neuron` or `xla` (`inf1` is scan-only: nothing applies).
         unsafe: also apply fixes marked unsafe.
         only: (rule_id, line, column): apply just the finding that starts there (first pass).
-        prune_imports: drop a CUDA import once a fix replaced its last use (off for `__init__.py`,
-            whose imports may be re-exports).
+        prune_imports: drop a CUDA import once a fix replaced its last use (the caller turns it
+            off for modules other code may import the name from).
 
     Returns:
         A FixOutcome; on a parse error of the input, `failed` says so and nothing changes.

@@ -68,33 +68,42 @@ def imported_modules(stmt: cst.Import | cst.ImportFrom) -> list[tuple[str, cst.C
     return [(module, stmt.module)] if module and stmt.module is not None else []
 
 
-def _top_level_statements(body: Iterable[cst.CSTNode]) -> Iterable[cst.CSTNode]:
-    """Statements run at import time: module body plus if/try/with blocks, not def/class."""
+def _top_level_statements(body: Iterable[cst.CSTNode], fallback: bool = False) -> Iterable[tuple[cst.CSTNode, bool]]:
+    """Statements run at import time: module body plus if/try/with blocks, not def/class.
+
+    Yields (statement, fallback): fallback is True inside `except` handlers, which run only when
+    the `try` body failed.
+    """
     for stmt in body:
-        yield stmt
+        yield stmt, fallback
         if isinstance(stmt, (cst.If, cst.Try, cst.With, cst.For, cst.While)):
-            blocks = [stmt.body]
+            blocks = [(stmt.body, fallback)]
             orelse = getattr(stmt, "orelse", None)
             if orelse is not None:
-                blocks.append(orelse.body if isinstance(orelse, (cst.Else, cst.If)) else orelse)
+                blocks.append((orelse.body if isinstance(orelse, (cst.Else, cst.If)) else orelse, fallback))
             for handler in getattr(stmt, "handlers", ()):
-                blocks.append(handler.body)
+                blocks.append((handler.body, True))
             final = getattr(stmt, "finalbody", None)
             if final is not None:
-                blocks.append(final.body)
-            for block in blocks:
+                blocks.append((final.body, fallback))
+            for block, in_handler in blocks:
                 inner = block.body if isinstance(block, (cst.IndentedBlock, cst.SimpleStatementSuite)) else block
                 if isinstance(inner, cst.If):
                     inner = [inner]
-                yield from _top_level_statements(inner)
+                yield from _top_level_statements(inner, in_handler)
 
 
 def module_bindings(module: cst.Module) -> dict[str, str]:
-    """Every name bound by a module-level import (including ones inside if/try blocks)."""
+    """Every name bound by a module-level import (including ones inside if/try blocks).
+
+    `try: from torch.amp import autocast` / `except ImportError: from torch.cuda.amp import
+    autocast` binds the `try` import: the fallback only counts for names nothing else binds.
+    """
     out: dict[str, str] = {}
-    for stmt in _top_level_statements(module.body):
+    fallbacks: dict[str, str] = {}
+    for stmt, fallback in _top_level_statements(module.body):
         if isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
                 if isinstance(small, (cst.Import, cst.ImportFrom)):
-                    out.update(import_bindings(small))
-    return out
+                    (fallbacks if fallback else out).update(import_bindings(small))
+    return {**fallbacks, **out}

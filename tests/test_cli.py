@@ -295,14 +295,16 @@ def test_event_fix_needs_a_pytorch_with_torch_event(monkeypatch):
     assert "torch.Event(enable_timing=True)" in fix_source(source, "e.py", "python", ScanOptions(), False).source
 
 
-def test_replaced_cuda_imports_are_dropped_except_in_package_init(tmp_path):
+def test_replaced_cuda_imports_are_dropped_only_from_scripts(tmp_path):
     from migrator.api import ScanOptions, fix_source
 
-    source = "import torch\nfrom torch.cuda.amp import autocast, custom_fwd\nwith autocast():\n    pass\n"
-    fixed = fix_source(source, "train.py", "python", ScanOptions(), False).source
+    body = "import torch\nfrom torch.cuda.amp import autocast, custom_fwd\nwith autocast():\n    pass\n"
+    script = body + 'if __name__ == "__main__":\n    pass\n'
+    fixed = fix_source(script, "train.py", "python", ScanOptions(), False).source
     assert "from torch.cuda.amp import custom_fwd\n" in fixed and "autocast," not in fixed
-    kept = fix_source(source, "pkg/__init__.py", "python", ScanOptions(), False).source
-    assert "from torch.cuda.amp import autocast, custom_fwd\n" in kept  # may be a re-export
+    for path in ("pkg/common.py", "pkg/__init__.py"):  # others may import `autocast` from here
+        kept = fix_source(body, path, "python", ScanOptions(), False).source
+        assert "from torch.cuda.amp import autocast, custom_fwd\n" in kept
 
 
 def test_notebook_cells_keep_crlf_line_endings(cli, tmp_path):
