@@ -13,7 +13,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from .catalogue import Catalogue, load_catalogue
 from .discover import discover, is_test_path
@@ -23,7 +23,7 @@ from .suppress import apply_suppressions
 
 if TYPE_CHECKING:
     from .engine import RuleIndex
-    from .fixer import FixOutcome
+    from .outcome import FixOutcome
 
 __all__ = ["ScanOptions", "ScanReport", "FileFix", "scan_paths", "scan_source", "fix_paths", "fix_source"]
 
@@ -317,7 +317,8 @@ def fix_source(data: bytes | str, path: str, kind: str = "python", options: Scan
     import libcst as cst
 
     from .engine import scan_python, scan_text
-    from .fixer import FixOutcome, fix_python, fix_text_lines  # libcst.codemod is slow to import
+    from .outcome import FixOutcome
+    from .textfix import fix_text_lines
     index = _index(options)
     raw = data if isinstance(data, bytes) else data.encode("utf-8")
     if kind == "python" and not index.python_may_match(raw.decode("utf-8", errors="replace"), path):
@@ -333,6 +334,8 @@ def fix_source(data: bytes | str, path: str, kind: str = "python", options: Scan
         text = data
     is_test = is_test_path(path)
     if kind == "python":
+        from .fixer import fix_python  # libcst.codemod is slow to import: only for Python
+
         def scan(module):
             lines = module.code.splitlines()
             found = scan_python(module, path, index, options.target, is_test=is_test)
@@ -362,9 +365,10 @@ def _fix_notebook(text: str, path: str, index: "RuleIndex", options: ScanOptions
                   only: tuple | None = None) -> FixOutcome:
     import libcst as cst  # noqa: F401
 
-    from .engine import scan_python, scan_text
-    from .fixer import FixOutcome, fix_python
+    from .engine import scan_python
+    from .fixer import fix_python
     from .notebook import join_cells, locator, split_cells
+    from .outcome import FixOutcome
 
     try:
         joined = join_cells(text)
@@ -402,7 +406,7 @@ def _fix_notebook(text: str, path: str, index: "RuleIndex", options: ScanOptions
 def _fix_notebook_shell(joined, path: str, index, options: ScanOptions, unsafe: bool, is_test: bool, cells, outcome, only) -> bool:
     """Apply text fixes to `!cmd` lines (in joined.magics); `%%bash` cells are left for a person."""
     from .engine import scan_text
-    from .fixer import fix_text_lines
+    from .textfix import fix_text_lines
 
     changed = False
     for cell, first, shell in joined.shell:
@@ -447,7 +451,7 @@ def fix_paths(paths: Sequence[str | os.PathLike[str]], options: ScanOptions = Sc
     changed on disk since it was read, or whose rewrite fails, is left untouched and reported in
     `FileFix.error`. Files with nothing to report are omitted.
     """
-    from .fixer import FixOutcome
+    from .outcome import FixOutcome
 
     results: list[FileFix] = []
     for p, kind in discover(paths, options.exclude):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 import libcst as cst
 
@@ -306,12 +306,12 @@ class _Collector(cst.CSTVisitor):
         self.wrapped_by: dict[int, cst.Call] = {}
         self.loop_nodes: list[cst.For | cst.While] = []
         self._code: str | None = None
+        self._codes: dict[int, str] = {}
         self.arrays: list[dict[str, str]] = [{}]  # per function: name -> the value call that made it
         self.suppressed: set[int] = set()
         self.device_ctx: dict[int, str] = {}
         self.docstrings: set[int] = set()
         self.quiet = 0
-        self.loops = 0
         self.dtype_ctx: set[int] = set()
         self.env_ctx: set[int] = set()
         self.fstrings = 0
@@ -350,27 +350,23 @@ class _Collector(cst.CSTVisitor):
         self.functions.pop()
 
     def visit_For(self, node: cst.For) -> None:
-        self.loops += 1
         self.loop_nodes.append(node)
 
     def leave_For(self, node: cst.For) -> None:
-        self.loops -= 1
         self.loop_nodes.pop()
 
     def visit_While(self, node: cst.While) -> None:
-        self.loops += 1
         self.loop_nodes.append(node)
 
     def leave_While(self, node: cst.While) -> None:
-        self.loops -= 1
         self.loop_nodes.pop()
 
     def _builtin_call(self, node: cst.Call, positional: list[cst.Arg]) -> None:
         name = node.func.value  # type: ignore[attr-defined]
         for rule, m in self.index.builtins[name]:
-            if m.get("in_loop") and not self.loops:
+            if m.get("in_loop") and not self.loop_nodes:
                 continue
-            if m.get("loop_contains") and not all(self._loop_has((n,)) for n in m["loop_contains"]):
+            if m.get("loop_contains") and not all(n in self._code_of(self.loop_nodes[-1]) for n in m["loop_contains"]):
                 continue
             value = next((a.value for a in positional if self._may_be_tensor(a.value)), None) if m.get("value_args") else node
             if value is None:
@@ -401,9 +397,12 @@ class _Collector(cst.CSTVisitor):
             self._code = self.module.code
         return self._code
 
-    def _loop_has(self, needles: tuple[str, ...]) -> bool:
-        code = self.module.code_for_node(self.loop_nodes[-1])
-        return any(n in code for n in needles)
+    def _code_of(self, node: cst.CSTNode) -> str:
+        """A loop's source, generated once per scan (several rules may ask)."""
+        key = id(node)
+        if key not in self._codes:
+            self._codes[key] = self.module.code_for_node(node)
+        return self._codes[key]
 
     def visit_Lambda(self, node: cst.Lambda) -> None:
         self.scopes.append({})
@@ -569,7 +568,7 @@ class _Collector(cst.CSTVisitor):
                         self._set_ctx(element.value, "device_type")
         if attr is not None and qname is None and attr in self.index.methods:
             for rule, m in self.index.methods[attr]:
-                if m.get("in_loop") and not self.loops:
+                if m.get("in_loop") and not self.loop_nodes:
                     continue
 
                 if m.get("receiver") and not re.search(m["receiver"], dotted_name(node.func.value) or ""):
@@ -579,9 +578,9 @@ class _Collector(cst.CSTVisitor):
                 loop = self.loop_nodes[-1] if self.loop_nodes else None
                 if m.get("loop_with"):
                     # The step loop: with gradient accumulation, backward() runs in an inner loop.
-                    loop = next((lp for lp in reversed(self.loop_nodes) if m["loop_with"] in self.module.code_for_node(lp)), loop)
+                    loop = next((lp for lp in reversed(self.loop_nodes) if m["loop_with"] in self._code_of(lp)), loop)
                 if m.get("unless_loop_contains") and loop is not None and any(
-                        t in self.module.code_for_node(loop) for t in m["unless_loop_contains"]):
+                        t in self._code_of(loop) for t in m["unless_loop_contains"]):
                     continue
                 self.add(rule, node, name=attr, context={"call": node, "method": True, "loop": loop})
                 break

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any, Callable
 
 import libcst as cst
@@ -19,38 +19,12 @@ from libcst.codemod.visitors import AddImportsVisitor
 
 from .catalogue import load_targets
 from .engine import Candidate
-from .findings import Finding, Safety
+from .findings import Finding
+from .outcome import FixOutcome, allowed
 
-__all__ = ["FixOutcome", "fix_python", "fix_text_lines", "MAX_PASSES"]
+__all__ = ["FixOutcome", "fix_python", "MAX_PASSES"]
 
 MAX_PASSES = 4
-
-
-@dataclass
-class FixOutcome:
-    """What one file's fix did.
-
-    Attributes:
-        source: the new text (equal to the input when nothing applied).
-        applied: findings whose fix was applied.
-        manual: findings left for a person, each with the reason.
-        failed: set when the whole file's rewrite was refused (the reason); source is then the input.
-    """
-
-    source: str
-    applied: list[Finding] = field(default_factory=list)
-    manual: list[tuple[Finding, str]] = field(default_factory=list)
-    failed: str | None = None
-    # A finding left for a person, as it was in the input (positions before the rewrite), by id.
-    before: dict[int, Finding] = field(default_factory=dict)
-
-    def as_before(self, finding: Finding) -> Finding:
-        """The finding with its position in the input (what a diff reader sees)."""
-        return self.before.get(id(finding), finding)
-
-    @property
-    def changed(self) -> bool:
-        return bool(self.applied)
 
 
 class FixUnavailable(ValueError):
@@ -80,19 +54,6 @@ def _check_torch(entry: dict[str, Any]) -> None:
     want = tuple(int(x) for x in str(needed).split("."))
     if have is not None and have < want:
         raise FixUnavailable(f"needs PyTorch >= {needed}; the running PyTorch is {'.'.join(map(str, have))}")
-
-
-def _allowed(finding: Finding, unsafe: bool) -> str | None:
-    """None when the fix may be applied, else why not."""
-    if finding.fix is None:
-        return "no automatic fix: needs a person"
-    if not finding.fix.available:
-        if finding.plan is not None and finding.plan.rule.fix["kind"] == "text" and finding.plan.node is not None:
-            return "the fix rewrites shell, Dockerfile and requirements lines; change this Python string by hand"
-        return "no automatic fix for this target"
-    if finding.fix.safety is Safety.UNSAFE and not unsafe:
-        return f"unsafe fix available ({finding.fix.title}): rerun with --unsafe-fixes"
-    return None
 
 
 class _Renderer:
@@ -500,7 +461,7 @@ def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False,
         owners: dict[int, list[Finding]] = {}
         imports: list[str] = []
         for finding in findings:
-            reason = _allowed(finding, unsafe) if renderer else "target is scan-only"
+            reason = allowed(finding, unsafe) if renderer else "target is scan-only"
             if reason:
                 continue
             if only is not None and (finding.rule_id, finding.span.line, finding.span.column) != only:
@@ -562,7 +523,7 @@ def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False,
     unmatched = list(initial or [])
     to_input = _line_mapper(source, module.code)
     for finding in scan(module):
-        reason = _allowed(finding, unsafe) if renderer else "target is scan-only"
+        reason = allowed(finding, unsafe) if renderer else "target is scan-only"
         key = (finding.rule_id, finding.snippet)
         outcome.manual.append((finding, reason or reasons.get(key, "fix overlapped another and did not converge")))
         earlier = next((f for f in unmatched if (f.rule_id, f.snippet) == key), None)
@@ -595,76 +556,3 @@ def _line_mapper(original: str, current: str) -> Callable[[Finding], Finding]:
         return replace(finding, span=replace(span, line=table.get(span.line, span.line), end_line=table.get(span.end_line, span.end_line)))
 
     return to_input
-
-
-def fix_text_lines(text: str, findings: list[Finding], target: str, *, unsafe: bool = False,
-                   file_kind: str = "") -> FixOutcome:
-    """Apply `text` fixes (shell, Dockerfile, requirements) line by line.
-
-    A fix entry gives `replace` (a replacement for the match) or `replace_map` (pairs of
-    pattern and replacement tried on the matched text), optionally `when` (a pattern the whole
-    line must match) and `add_line` (a line added after the fixed one, once per file). Every
-    occurrence on the line is rewritten, each rule on the line's current text, so fixes of two
-    rules on one line compose.
-    """
-    lines = text.splitlines(keepends=True)
-    outcome = FixOutcome(text)
-    wanted: list[dict[str, str]] = []
-    for finding in findings:
-        entry = finding.plan.rule.fix_for(target) if finding.plan and finding.plan.rule.fix else None
-        if entry is not None and "when" in entry and not re.search(entry["when"], lines[finding.span.line - 1]):
-            outcome.manual.append((finding, entry.get("when_not", "this use has no mechanical equivalent")))
-            continue
-        reason = _allowed(finding, unsafe)
-        if reason or entry is None or not ("replace" in entry or "replace_map" in entry):
-            outcome.manual.append((finding, reason or "no automatic fix for this target"))
-            continue
-        idx = finding.span.line - 1
-        pattern = finding.plan.context["match"].re
-        line = lines[idx]
-        missing: list[str] = []
-
-        def substitute(match: re.Match[str]) -> str:
-            replacement = _text_replacement(match, entry)
-            if replacement is None:
-                missing.append(match.group(0))
-                return match.group(0)
-            return replacement
-
-        new = pattern.sub(substitute, line)
-        if missing and new == line:
-            outcome.manual.append((finding, f"no automatic fix for '{missing[0]}'"))
-            continue
-        if new != line:
-            lines[idx] = new
-            outcome.applied.append(finding)
-            extra = entry.get("add_lines")
-            if extra and file_kind in extra["file_kinds"]:
-                wanted.extend(x for x in extra["lines"] if x not in wanted)
-    _add_lines(lines, wanted)
-    outcome.source = "".join(lines)
-    return outcome
-
-
-def _add_lines(lines: list[str], wanted: list[dict[str, str]]) -> None:
-    """Insert each wanted line after the leading comments unless the text already has its `unless`."""
-    current = "".join(lines)
-    missing = [w["line"] for w in wanted if w["unless"] not in current]
-    if not missing:
-        return
-    ending = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
-    at = 0
-    while at < len(lines) and lines[at].lstrip().startswith("#"):
-        at += 1
-    if lines and not lines[-1].endswith(("\n", "\r")) and at == len(lines):
-        lines[-1] += ending
-    lines[at:at] = [line + ending for line in missing]
-
-
-def _text_replacement(match: re.Match[str], entry: dict[str, Any]) -> str | None:
-    if "replace" in entry:
-        return match.expand(entry["replace"])
-    for pattern, replacement in entry["replace_map"]:
-        if re.search(pattern, match.group(0)):
-            return re.sub(pattern, replacement, match.group(0))
-    return None
