@@ -18,6 +18,7 @@ from .findings import Finding, Fix, Safety, Span
 from .positions import node_ranges
 from .walk import walk
 from .resolve import dotted_name, import_bindings, imported_modules, module_bindings
+from .values import ModuleValues, Parents, ScopeValues, cuda_branch, is_cuda_test
 
 __all__ = ["RuleIndex", "Candidate", "scan_python", "scan_text", "ParseFailure"]
 
@@ -74,6 +75,8 @@ class RuleIndex:
         self.imports: list[tuple[str, RuleSpec]] = []
         self.arguments: dict[str, list[tuple[RuleSpec, dict[str, Any]]]] = {}
         self.device_strings: dict[str, list[RuleSpec]] = {}
+        self.device_index: list[RuleSpec] = []
+        self.backend_strings: list[RuleSpec] = []
         self.strings: list[tuple[re.Pattern[str], RuleSpec, str | None, tuple[str, ...]]] = []
         self.reference_context: dict[tuple[str, str], str] = {}
         self.text: list[tuple[re.Pattern[str], RuleSpec, tuple[str, ...]]] = []
@@ -129,6 +132,13 @@ class RuleIndex:
                     for ctx in m["contexts"]:
                         self.device_strings.setdefault(ctx, []).append(rule)
                     need("cuda", (('"cuda',), ("'cuda",)))
+                elif kind == "device-index":
+                    self.device_index.append(rule)
+                    need(".to(", tuple((".to(", t) for t in ("cuda", "gpu", "rank", "RANK")))
+                    need("device=", tuple(("device=", t) for t in ("cuda", "gpu", "rank", "RANK")))
+                elif kind == "backend-string":
+                    self.backend_strings.append(rule)
+                    need("nccl", (('"nccl"',), ("'nccl'",)))
                 elif kind == "string":
                     self.strings.append((re.compile(m["pattern"]), rule, m.get("context"), tuple(m.get("file_names", ()))))
                     token = _literal_token(m["pattern"])
@@ -315,6 +325,12 @@ class _Collector(cst.CSTVisitor):
         self.dtype_ctx: set[int] = set()
         self.env_ctx: set[int] = set()
         self.fstrings = 0
+        self.values = ModuleValues(module)
+        self.value_scopes: list[ScopeValues] = [self.values.module]
+        self.api_args: set[int] = set()  # a device argument of a torch API, which takes a torch.device too
+        self.device_calls: dict[int, tuple[cst.Call, cst.BaseExpression | None]] = {}  # torch.device(<this>[, index])
+        self.type_tests: dict[int, tuple[cst.IfExp, cst.BaseExpression]] = {}  # "cuda" if "cuda" in <x> else "cpu"
+        self.cuda_tests = False  # an `if device == "cuda":`-like branch exists
 
     # -- helpers ---------------------------------------------------------------------------
     def resolve(self, node: cst.BaseExpression) -> str | None:
@@ -339,12 +355,14 @@ class _Collector(cst.CSTVisitor):
 
     # -- scopes and imports ----------------------------------------------------------------
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.value_scopes.append(self.values.scope(node))
         self.arrays.append({})
         self.scopes.append({})
         self.functions.append(node.name.value)
         self.inner.add(id(node.name))
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.value_scopes.pop()
         self.arrays.pop()
         self.scopes.pop()
         self.functions.pop()
@@ -448,11 +466,24 @@ class _Collector(cst.CSTVisitor):
 
     def _target_is_device(self, target: cst.BaseExpression) -> bool:
         name = target.attr.value if isinstance(target, cst.Attribute) else target.value if isinstance(target, cst.Name) else ""
+        if isinstance(target, cst.Name) and not DEVICE_NAME.search(name):
+            # `loc = f"cuda:{i}"` then `map_location=loc`: a name used as a device is one.
+            scope = self.value_scopes[-1]
+            return name in scope.owner(name).device_names
         return bool(DEVICE_NAME.search(name))
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if any(self._target_is_device(t.target) for t in node.targets):
             self._set_ctx(node.value, "device")
+        elif any(self._target_is_backend(t.target) for t in node.targets):
+            self._set_ctx(node.value, "backend")
+
+    def _target_is_backend(self, target: cst.BaseExpression) -> bool:
+        """`backend = "nccl"` where the name is later passed as a process-group backend."""
+        if isinstance(target, cst.Name):
+            scope = self.value_scopes[-1]
+            return target.value in scope.owner(target.value).backend_names
+        return isinstance(target, cst.Attribute) and target.attr.value in ("backend", "dist_backend")
 
     def leave_Assign(self, node: cst.Assign) -> None:
         # `arr = np.zeros(3)`: remember which names hold an array a value-call rule looks for.
@@ -490,11 +521,25 @@ class _Collector(cst.CSTVisitor):
         if id(node) in self.optional_tests:
             return
         operands = [node.left] + [c.comparator for c in node.comparisons]
+        if any(isinstance(o, cst.Attribute) and o.attr.value == "type" and isinstance(o.value, cst.Name)
+               and o.value.value in self.values.module.accelerator_names for o in operands):
+            return  # `DEVICE.type == "cuda"` on the resolved accelerator: a deliberate CUDA-only branch
         for operand in operands:
             if CUDA_DEVICE.match(_string_value(operand) or ""):
                 self.device_ctx[id(operand)] = "comparison"
 
+    def visit_If(self, node: cst.If) -> None:
+        if is_cuda_test(node.test):
+            self.cuda_tests = True
+
     def visit_IfExp(self, node: cst.IfExp) -> None:
+        test = node.test
+        if is_cuda_test(test):
+            self.cuda_tests = True
+        if (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.comparisons[0].operator, cst.In)
+                and _string_value(test.left) == "cuda" and _string_value(node.body) == "cuda" and _string_value(node.orelse) == "cpu"):
+            # `"cuda" if "cuda" in device else "cpu"`: the device type, derived by a string test.
+            self.type_tests[id(test.left)] = (node, test.comparisons[0].comparator)
         if isinstance(node.orelse, cst.Name) and node.orelse.value == "None":
             # `value if device.type == "cuda" else None` passes a CUDA-only argument only on CUDA:
             # portable on every device, so the comparison is not a skipped branch.
@@ -507,7 +552,9 @@ class _Collector(cst.CSTVisitor):
         branch = next((b for b in (node.body, node.orelse) if CUDA_DEVICE.match(_string_value(b) or "")), None)
         if guard is not None and branch is not None:
             for rule in self.index.device_strings.get("guarded", []):
-                self.add(rule, node, value=_string_value(branch), context={"device_kind": ctx or "device"})
+                self.add(rule, node, value=_string_value(branch), context={
+                    "device_kind": ctx or "device", "text": id(node) not in self.api_args, "device_call": self.device_calls.get(id(node)),
+                    "index": CUDA_DEVICE.match(_string_value(branch) or "").group(1)})
                 self.suppressed.update({id(guard), id(branch), id(guard.func)})
                 break
 
@@ -534,12 +581,17 @@ class _Collector(cst.CSTVisitor):
         if last in QUIET_CALLS or last.endswith(("Error", "Exception", "Warning")):
             self.quiet += 1
         positional = [a for a in node.args if a.keyword is None and a.star == ""]
+        torch_api = (qname or "").startswith("torch.") or (qname is None and attr in ("to", "cuda"))
         for arg in node.args:
             if arg.keyword is not None:
                 self.inner.add(id(arg.keyword))
                 ctx = DEVICE_KEYWORDS.get(arg.keyword.value)
                 if ctx:
                     self._set_ctx(arg.value, ctx)
+                    if torch_api or arg.keyword.value == "map_location":
+                        self.api_args.add(id(arg.value))
+                        if arg.keyword.value == "device":
+                            self._device_index(node, arg.value)
                 elif arg.keyword.value == "device_type" and (qname in DEVICE_TYPE_CALLS or last == "autocast"):
                     self._set_ctx(arg.value, "device_type")
                 elif arg.keyword.value in DTYPE_KEYWORDS:
@@ -554,10 +606,23 @@ class _Collector(cst.CSTVisitor):
         if positional:
             if qname == "torch.device" and (len(positional) > 1 or any(a.keyword is not None and a.keyword.value == "index" for a in node.args)):
                 self._set_ctx(positional[0].value, "device_type")  # torch.device("cuda", rank): the type only
+                index = positional[1].value if len(positional) > 1 else next(a.value for a in node.args if a.keyword is not None and a.keyword.value == "index")
+                self.device_calls[id(positional[0].value)] = (node, index)
             elif qname in DEVICE_ARG0 or (attr == "to" and qname is None):
                 self._set_ctx(positional[0].value, "device")
+                self.api_args.add(id(positional[0].value))
+                if qname == "torch.device" and len(node.args) == 1:
+                    self.device_calls[id(positional[0].value)] = (node, None)
+                if attr == "to" and qname is None:
+                    self._device_index(node, positional[0].value)
             elif qname in DEVICE_TYPE_ARG0:
                 self._set_ctx(positional[0].value, "device_type")
+        if attr == "add_argument" and any("backend" in (_string_value(a.value) or "") for a in positional):
+            for arg in node.args:
+                if arg.keyword is not None and arg.keyword.value == "default":
+                    self._set_ctx(arg.value, "backend")
+        if env_call and len(positional) > 1 and "BACKEND" in (_string_value(positional[0].value) or "").upper():
+            self._set_ctx(positional[1].value, "backend")  # os.environ.get("DIST_BACKEND", "nccl")
         if attr == "add_argument" and any("device" in (_string_value(a.value) or "") for a in positional):
             # A command-line device is text: the default and the choices become device types.
             for arg in node.args:
@@ -589,6 +654,13 @@ class _Collector(cst.CSTVisitor):
         if qname is not None:
             for rule, m in self.index.arguments.get(qname, []):
                 self._match_argument(rule, m, node, positional, qname)
+
+    def _device_index(self, call: cst.Call, value: cst.BaseExpression) -> None:
+        """`.to(rank)`, `.to(self.gpu_id)`, `device=local_rank`: an int, which means "accelerator index"."""
+        if self.index.device_index and self.value_scopes[-1].is_index(value):
+            for rule in self.index.device_index:
+                self.add(rule, value, value=self.module.code_for_node(value)[:60], context={"call": call, "index_arg": value})
+                return
 
     def leave_Call(self, node: cst.Call) -> None:
         attr = node.func.attr.value if isinstance(node.func, cst.Attribute) else None
@@ -693,14 +765,26 @@ class _Collector(cst.CSTVisitor):
             return
         ctx = self.device_ctx.get(id(node))
         value = _string_value(node)
+        if ctx == "backend":
+            if value == "nccl":
+                for rule in self.index.backend_strings:
+                    self.add(rule, node, value=value, context={"backend_kind": "text"})
+                    return
+            return
         if ctx and value is not None and (match := CUDA_DEVICE.match(value)):
             kind = "comparison" if ctx == "comparison" else "device"
             for rule in self.index.device_strings.get(kind, []):
-                self.add(rule, node, value=value, context={"device_kind": ctx, "index": match.group(1)})
+                type_test = self.type_tests.get(id(node))
+                manual = ("a branch on the device type: decide whether it should also run on the target's device"
+                          if kind == "comparison" and type_test is None else None)
+                self.add(rule, node, value=value, context={"device_kind": ctx, "index": match.group(1), "text": id(node) not in self.api_args,
+                                                           "device_call": self.device_calls.get(id(node)),
+                                                           "type_test": type_test, "manual_reason": manual})
                 return
         if ctx in ("device", "device_type") and (expr := _cuda_fstring(node)) is not None:
             for rule in self.index.device_strings.get("device", []):
-                self.add(rule, node, value=self.module.code_for_node(node), context={"device_kind": ctx, "fstring": expr})
+                self.add(rule, node, value=self.module.code_for_node(node), context={
+                    "device_kind": ctx, "fstring": expr, "text": id(node) not in self.api_args, "device_call": self.device_calls.get(id(node))})
                 return
         # An environment key (`os.environ.get("X")`) is never a message, even inside `.split(...)`.
         if value is not None and (not self.quiet or id(node) in self.env_ctx):
@@ -741,6 +825,10 @@ def scan_python(
     walk(module, collector)
     if not collector.candidates:
         return []
+    if collector.cuda_tests:
+        collector.candidates = _mark_cuda_only(collector, module)
+        if not collector.candidates:
+            return []
     ranges = node_ranges(module, module.code if source is None else source, [c.node for c in collector.candidates])
     findings: list[Finding] = []
     seen: set[tuple[str, int]] = set()
@@ -762,6 +850,28 @@ def scan_python(
     return findings
 
 
+def _mark_cuda_only(collector: "_Collector", module: cst.Module) -> list[Candidate]:
+    """Code inside `if device == "cuda":` runs only on a GPU: `fix` leaves it as it is.
+
+    It is still reported (the branch is skipped on Neuron), without a fix. Inside a test on the
+    resolved accelerator (`DEVICE.type == "cuda"`, as `fix` writes it) it is not reported.
+    """
+    parents = Parents(module)
+    accelerators = collector.values.module.accelerator_names
+    kept = []
+    for cand in collector.candidates:
+        test = cuda_branch(cand.node, parents) if cand.node is not None else None
+        if test is None:
+            kept.append(cand)
+            continue
+        code = module.code_for_node(test).strip()
+        if any(re.search(rf"\b{re.escape(name)}\.type\b", code) for name in accelerators):
+            continue
+        cand.context = {**cand.context, "manual_reason": f"runs only on CUDA, inside `if {code}`: left as it is"}
+        kept.append(cand)
+    return kept
+
+
 def _self_suppressing(cand: Candidate) -> set[str]:
     # Argument and guarded matches suppress their own node against other rules, not themselves.
     return {cand.rule.id} if cand.context.get("argument") is not None or cand.context.get("device_kind") else set()
@@ -778,6 +888,8 @@ def _finding(cand: Candidate, path: str, target: str, span: Span, snippet: str, 
             # only lines its `when` pattern accepts.
             line = cand.context.get("line_text")
             available = line is not None and ("when" not in entry or re.search(entry["when"], line) is not None)
+        if cand.context.get("manual_reason"):
+            available = False
         fix = Fix(
             title=(entry or {}).get("title", rule.fix["title"]),
             safety=Safety((entry or {}).get("safety", rule.fix["safety"])),

@@ -18,9 +18,11 @@ from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor
 
 from .catalogue import load_targets
+from .coupling import Parents, hold_back, manual_seed_duplicate, sizes_processes
 from .engine import Candidate
-from .findings import Finding
+from .findings import Finding, Safety
 from .outcome import FixOutcome, allowed
+from .values import ModuleValues
 
 __all__ = ["FixOutcome", "fix_python", "MAX_PASSES"]
 
@@ -130,7 +132,10 @@ class _Renderer:
         entry = rule.fix_for(self.target) or {}
         kind = rule.fix["kind"]
         if kind == "device-string":
-            code = self._device_code(cand)
+            node, code = self._device_code(cand)
+            return node, code, self.imports_for(code, entry)
+        if kind == "device-index":
+            code = self._expr("device_fstring", expr=self.module.code_for_node(cand.node))
             return cand.node, code, self.imports_for(code, entry)
         if kind == "cuda-method":
             call: cst.Call = cand.context["call"]
@@ -166,15 +171,31 @@ class _Renderer:
             raise FixUnavailable("the fix rewrites shell, Dockerfile and requirements lines; change this Python string by hand")
         raise ValueError(f"fix kind {kind!r} does not apply to Python")
 
-    def _device_code(self, cand: Candidate) -> str:
+    def _device_code(self, cand: Candidate) -> tuple[cst.CSTNode, str]:
+        """The node to replace and its replacement, of the same kind: text for text, a device for a device."""
         ctx = cand.context
+        code = self.module.code_for_node
+        if ctx.get("device_kind") == "comparison":
+            test = ctx.get("type_test")
+            if test is None:
+                raise FixUnavailable("a branch on the device type: decide whether it should also run on the target's device")
+            ifexp, subject = test
+            return ifexp, f"torch.device({code(subject)}).type"
+        whole = self.target == "portable"  # elsewhere the device is text ("neuron"): keep the call around it
+        call, index_node = ctx.get("device_call") or (None, None)
         if ctx.get("device_kind") == "device_type":
-            return self._expr("device_type")
+            if call is not None and index_node is not None and whole:
+                return call, self._expr("device_fstring", expr=code(index_node))  # torch.device("cuda", rank)
+            return cand.node, self._expr("device_type")
+        if call is not None and whole:
+            node, text = call, ""  # torch.device("cuda:0") as a whole becomes a device
+        else:
+            node, text = cand.node, "_text" if ctx.get("text", True) else ""
         if ctx.get("fstring") is not None:
-            return self._expr("device_fstring", expr=self.module.code_for_node(ctx["fstring"]))
+            return node, self._expr("device_fstring" + text, expr=code(ctx["fstring"]))
         if ctx.get("index"):
-            return self._expr("device_n", index=ctx["index"])
-        return self._expr("device")
+            return node, self._expr("device_n" + text, index=ctx["index"])
+        return node, self._expr("device" + text)
 
     def _cuda_method(self, call: cst.Call) -> str:
         receiver = self.module.code_for_node(call.func.value)  # type: ignore[attr-defined]
@@ -282,6 +303,47 @@ class _Requote(cst.CSTTransformer):
         return updated_node
 
 
+def _render_all(module: cst.Module, findings: list[Finding], renderer: "_Renderer", target: str, unsafe: bool,
+                reasons: dict[tuple[str, str], str]) -> dict[Any, Any]:
+    """Render every fix that may apply: id(finding) -> (node, replacement, imports, finding as applied).
+
+    Renderings the templates cannot express are chosen here (see `coupling`). The parent map is
+    returned under "parents" for the coupling checks.
+    """
+    parents = Parents(module)
+    values: ModuleValues | None = None
+    out: dict[Any, Any] = {"parents": parents}
+    for finding in findings:
+        reason = allowed(finding, unsafe)
+        duplicate_seed = None
+        if finding.rule_id == "NRN207" and finding.fix is not None and finding.fix.available:
+            duplicate_seed = manual_seed_duplicate(finding, module, parents)
+        if reason and duplicate_seed is None:
+            continue
+        if duplicate_seed is not None:
+            title = "Delete it: `torch.manual_seed` just before already seeds every device"
+            out[id(finding)] = (duplicate_seed, cst.RemoveFromParent(), [],
+                                replace(finding, fix=replace(finding.fix, title=title, safety=Safety.SAFE)))
+            continue
+        try:
+            node, code, needed = renderer.render(finding.plan)
+            if finding.plan.values.get("name") == "torch.cuda.device_count" and target != "xla" and isinstance(code, str):
+                values = values or ModuleValues(module)
+                if sizes_processes(finding, values, parents):
+                    # mp.spawn(nprocs=0) starts nothing and exits 0: the CPU runs one process.
+                    code = f"max({code}, 1)"
+                    finding = replace(finding, fix=replace(finding.fix, title=f"Count devices with `{code}` (one process on the CPU)"))
+            new_node = cst.parse_expression(code) if isinstance(code, str) else code
+        except FixUnavailable as exc:
+            reasons[(finding.rule_id, finding.snippet)] = str(exc)
+            continue
+        except Exception as exc:  # noqa: BLE001 - one broken instance must not stop the file
+            reasons[(finding.rule_id, finding.snippet)] = f"fix could not be rendered here: {exc}"
+            continue
+        out[id(finding)] = (node, new_node, needed, finding)
+    return out
+
+
 class _Apply(cst.CSTTransformer):
     def __init__(self, replacements: dict[int, cst.CSTNode]) -> None:
         super().__init__()
@@ -308,6 +370,8 @@ class _Apply(cst.CSTTransformer):
             if key not in self.deferred:
                 self.applied.add(key)
                 new = self.replacements[key]
+                if isinstance(new, cst.RemovalSentinel):
+                    return new
                 outer = next((n for n in reversed(self.stack) if isinstance(n, cst.FormattedString)), None)
                 if outer is not None:
                     new = new.visit(_Requote(outer.end[-1]))
@@ -392,7 +456,8 @@ def _insert_constant(module: cst.Module, name: str, code: str) -> cst.Module:
     return module.with_changes(body=body)
 
 
-def _insert_helpers(module: cst.Module, helpers: list[dict[str, Any]], names: dict[str, str]) -> cst.Module:
+def _insert_helpers(module: cst.Module, helpers: list[dict[str, Any]], names: dict[str, str],
+                    constant_name: str = "DEVICE") -> cst.Module:
     """Add each helper definition the code now uses, once, after the imports (with its imports)."""
     for helper in helpers:
         name = names[helper["name"]]
@@ -401,7 +466,8 @@ def _insert_helpers(module: cst.Module, helpers: list[dict[str, Any]], names: di
             continue
         body = list(module.body)
         index = _after_imports(body)
-        definition = cst.parse_module(re.sub(rf"\b{helper['name']}\b", name, helper["code"])).body
+        code_text = re.sub(r"\bDEVICE\b", constant_name, re.sub(rf"\b{helper['name']}\b", name, helper["code"]))
+        definition = cst.parse_module(code_text).body
         first = definition[0].with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
         rest = body[index:]
         if rest and len(rest[0].leading_lines) < 2:
@@ -460,21 +526,18 @@ def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False,
         replacements: dict[int, cst.CSTNode] = {}
         owners: dict[int, list[Finding]] = {}
         imports: list[str] = []
+        rendered = _render_all(module, findings, renderer, target, unsafe, reasons) if renderer else {}
+        held = hold_back(module, findings, lambda f: id(f) in rendered, rendered.get("parents"),
+                         _line_mapper(source, module.code)) if rendered else {}
         for finding in findings:
-            reason = allowed(finding, unsafe) if renderer else "target is scan-only"
-            if reason:
+            if id(finding) not in rendered:
+                continue
+            if id(finding) in held:
+                reasons[(finding.rule_id, finding.snippet)] = held[id(finding)]
                 continue
             if only is not None and (finding.rule_id, finding.span.line, finding.span.column) != only:
                 continue
-            try:
-                node, code, needed = renderer.render(finding.plan)
-                new_node = cst.parse_expression(code) if isinstance(code, str) else code
-            except FixUnavailable as exc:
-                reasons[(finding.rule_id, finding.snippet)] = str(exc)
-                continue
-            except Exception as exc:  # noqa: BLE001 - one broken instance must not stop the file
-                reasons[(finding.rule_id, finding.snippet)] = f"fix could not be rendered here: {exc}"
-                continue
+            node, new_node, needed, finding = rendered[id(finding)]
             if id(node) in replacements:
                 continue  # another fix rewrites this node first; the rescan of the next pass retries this one
             if finding.plan.rule.fix["kind"] != "loop-end" and _has_comment(node):
@@ -501,7 +564,7 @@ def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False,
         if prune_imports:
             new_module = _remove_replaced_imports(new_module, [f for key in applier.applied for f in owners[key]])
         if renderer:
-            new_module = _insert_helpers(new_module, renderer.spec.get("helpers", []), renderer.helper_names)
+            new_module = _insert_helpers(new_module, renderer.spec.get("helpers", []), renderer.helper_names, name)
         if constant and re.search(rf"\b{name}\b", new_module.code) and renderer and target == "portable":
             new_module = _insert_constant(new_module, name, constant["code"])
         module = new_module
@@ -526,7 +589,8 @@ def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False,
         reason = allowed(finding, unsafe) if renderer else "target is scan-only"
         key = (finding.rule_id, finding.snippet)
         outcome.manual.append((finding, reason or reasons.get(key, "fix overlapped another and did not converge")))
-        earlier = next((f for f in unmatched if (f.rule_id, f.snippet) == key), None)
+        here = to_input(finding).span.line
+        earlier = min((f for f in unmatched if (f.rule_id, f.snippet) == key), key=lambda f: abs(f.span.line - here), default=None)
         if earlier is not None:
             unmatched.remove(earlier)
         outcome.before[id(finding)] = earlier if earlier is not None else to_input(finding)

@@ -40,6 +40,8 @@ def allowed(finding: Finding, unsafe: bool) -> str | None:
     """None when the fix may be applied, else why not."""
     if finding.fix is None:
         return "no automatic fix: needs a person"
+    if finding.plan is not None and finding.plan.context.get("manual_reason"):
+        return finding.plan.context["manual_reason"]
     if not finding.fix.available:
         if finding.plan is not None and finding.plan.rule.fix["kind"] == "text" and finding.plan.node is not None:
             return "the fix rewrites shell, Dockerfile and requirements lines; change this Python string by hand"

@@ -1,0 +1,261 @@
+"""What the names of a module hold and where they are used, as far as a migration needs to know.
+
+A rewrite must keep the kind of every value it replaces (text stays text, an index stays an
+index), and a value chosen once flows through names: `loc = f"cuda:{i}"` then
+`torch.load(..., map_location=loc)`, `backend = "nccl"` then `init_process_group(backend=backend)`,
+`world_size = torch.cuda.device_count()` then `mp.spawn(..., nprocs=world_size)`. This module
+answers, per scope (the module and each function), which names are *used as* a device, a
+distributed backend or a process count, and which hold a device *index* (an int: `device = 0`,
+`rank`, `int(os.environ["LOCAL_RANK"])`).
+
+It reads one parsed module and never imports or runs anything. Names are followed within one
+scope, and from a function to the module's globals it reads; not across calls or modules.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Iterator
+
+import libcst as cst
+
+from .resolve import dotted_name
+from .walk import walk
+
+__all__ = ["ScopeValues", "ModuleValues", "Parents", "INDEX_NAME", "is_index_attribute", "is_cuda_test", "cuda_branch"]
+
+# Names that, by the conventions of public training scripts, hold a device index (an int).
+INDEX_NAME = re.compile(r"^(gpu|gpus?_?id|gpu_?idx|gpu_?index|local_?rank|rank|device_?id|device_?idx|device_?index|"
+                        r"cuda_?device|device_?ordinal|ordinal|proc_?id|gpu_?rank)$", re.IGNORECASE)
+# Calls whose result is a device index or rank.
+INDEX_CALLS = re.compile(r"(^|\.)(get_rank|get_local_rank|current_device|current_device_index|local_rank)$")
+# Keywords and positions that take a process count.
+NPROCS_KEYWORDS = {"nprocs", "nproc_per_node", "num_processes"}
+DEVICE_KEYWORDS = {"device", "map_location", "output_device"}
+BACKEND_CALLS = {"init_process_group", "new_group"}
+
+
+def is_index_attribute(node: cst.BaseExpression) -> bool:
+    """`self.gpu_id`, `args.gpu`, `args.local_rank`: an attribute named like a device index."""
+    return isinstance(node, cst.Attribute) and bool(INDEX_NAME.match(node.attr.value))
+
+
+@dataclass
+class ScopeValues:
+    """One scope (the module or a function): names by how they are used and what they hold."""
+
+    node: cst.CSTNode
+    parent: "ScopeValues | None" = None
+    bound: set[str] = field(default_factory=set)  # assigned or a parameter here
+    device_names: set[str] = field(default_factory=set)  # passed where a device is expected
+    backend_names: set[str] = field(default_factory=set)  # passed as a torch.distributed backend
+    nprocs_names: set[str] = field(default_factory=set)  # passed as a number of processes
+    index_names: set[str] = field(default_factory=set)  # hold a device index
+    text_names: set[str] = field(default_factory=set)  # assigned a string literal
+    calls: set[str] = field(default_factory=set)  # dotted names of the calls made here
+    accelerator_names: set[str] = field(default_factory=set)  # assigned torch.accelerator.current_accelerator(...)
+
+    def owner(self, name: str) -> "ScopeValues":
+        """The scope a use of `name` here refers to: this one if it binds the name, else the enclosing ones."""
+        scope: ScopeValues | None = self
+        while scope is not None:
+            if name in scope.bound:
+                return scope
+            scope = scope.parent
+        root = self
+        while root.parent is not None:
+            root = root.parent
+        return root
+
+    def is_index(self, node: cst.BaseExpression) -> bool:
+        """Whether `node` (an argument as written) holds a device index here."""
+        if isinstance(node, cst.Integer):
+            return True
+        if is_index_attribute(node):
+            return True
+        if isinstance(node, cst.Name):
+            owner = self.owner(node.value)
+            return node.value in owner.index_names and node.value not in owner.text_names
+        return False
+
+
+def _int_like(value: cst.BaseExpression, scope: ScopeValues) -> bool:
+    if isinstance(value, cst.Integer):
+        return True
+    if isinstance(value, cst.Call):
+        name = dotted_name(value.func) or ""
+        return name == "int" or bool(INDEX_CALLS.search(name))
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, (cst.Modulo, cst.Add, cst.Subtract)):
+        return _int_like(value.left, scope) or (isinstance(value.left, cst.Name) and value.left.value in scope.index_names)
+    return is_index_attribute(value)
+
+
+def _mentions_current_accelerator(value: cst.BaseExpression) -> bool:
+    if isinstance(value, cst.BooleanOperation):
+        return _mentions_current_accelerator(value.left)
+    return isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "current_accelerator"
+
+
+class _Collect(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.scopes: dict[int, ScopeValues] = {}
+        self.stack: list[ScopeValues] = []
+
+    def visit_Module(self, node: cst.Module) -> None:
+        scope = ScopeValues(node)
+        self.scopes[id(node)] = scope
+        self.stack.append(scope)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        scope = ScopeValues(node, parent=self.stack[-1])
+        params = node.params
+        for param in [*params.posonly_params, *params.params, *params.kwonly_params]:
+            scope.bound.add(param.name.value)
+            if INDEX_NAME.match(param.name.value):
+                scope.index_names.add(param.name.value)
+        for star in (params.star_arg, params.star_kwarg):
+            if isinstance(star, cst.Param):
+                scope.bound.add(star.name.value)
+        self.scopes[id(node)] = scope
+        self.stack.append(scope)
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.stack.pop()
+
+    def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
+        scope = self.stack[-1]
+        if not isinstance(target, cst.Name):
+            return
+        name = target.value
+        scope.bound.add(name)
+        if value is None:
+            return
+        if _mentions_current_accelerator(value):
+            scope.accelerator_names.add(name)
+        if isinstance(value, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)):
+            scope.text_names.add(name)
+        elif _int_like(value, scope) or (INDEX_NAME.match(name) and not isinstance(value, (cst.Call, cst.IfExp))):
+            scope.index_names.add(name)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            if isinstance(target.target, (cst.Tuple, cst.List)):
+                for element in target.target.elements:
+                    self._bind(element.value, None)
+            else:
+                self._bind(target.target, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._bind(node.target, node.value)
+
+    def visit_For(self, node: cst.For) -> None:
+        if isinstance(node.target, cst.Name):
+            scope = self.stack[-1]
+            scope.bound.add(node.target.value)
+            if INDEX_NAME.match(node.target.value):
+                scope.index_names.add(node.target.value)
+
+    def _use(self, value: cst.BaseExpression, kind: str) -> None:
+        if isinstance(value, cst.Name):
+            scope = self.stack[-1]
+            getattr(scope, kind).add(value.value)
+            self._pending.append((scope, value.value, kind))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = dotted_name(node.func) or ""
+        self.stack[-1].calls.add(name)
+        last = name.rsplit(".", 1)[-1] if name else (node.func.attr.value if isinstance(node.func, cst.Attribute) else "")
+        positional = [a for a in node.args if a.keyword is None and not a.star]
+        for arg in node.args:
+            key = arg.keyword.value if arg.keyword is not None else None
+            if key in DEVICE_KEYWORDS:
+                self._use(arg.value, "device_names")
+            elif key == "backend" and last in BACKEND_CALLS:
+                self._use(arg.value, "backend_names")
+            elif key in NPROCS_KEYWORDS:
+                self._use(arg.value, "nprocs_names")
+        if positional:
+            if last in ("to", "device") or name == "torch.device":
+                self._use(positional[0].value, "device_names")
+            elif last in BACKEND_CALLS:
+                self._use(positional[0].value, "backend_names")
+
+    _pending: list[tuple[ScopeValues, str, str]]
+
+
+class ModuleValues:
+    """The scopes of one module, looked up by the id of a Module or FunctionDef node."""
+
+    def __init__(self, module: cst.Module) -> None:
+        collector = _Collect()
+        collector._pending = []
+        walk(module, collector)
+        self.scopes = collector.scopes
+        self.module = self.scopes[id(module)]
+        # A function that uses a global it does not bind uses the module's name.
+        for scope, name, kind in collector._pending:
+            owner = scope.owner(name)
+            if owner is not scope:
+                getattr(owner, kind).add(name)
+
+    def scope(self, node: cst.CSTNode | None) -> ScopeValues:
+        return self.scopes.get(id(node), self.module) if node is not None else self.module
+
+
+class Parents:
+    """Parent of every node of a module (libcst's ParentNodeProvider copies the tree; ids must stay)."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self.of: dict[int, cst.CSTNode] = {}
+        stack: list[cst.CSTNode] = [module]
+        while stack:
+            node = stack.pop()
+            for child in node.children:
+                self.of[id(child)] = node
+                stack.append(child)
+
+    def chain(self, node: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, cst.CSTNode]]:
+        """(child, parent) pairs from `node` up to the module."""
+        while id(node) in self.of:
+            parent = self.of[id(node)]
+            yield node, parent
+            node = parent
+
+    def scope(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        """The nearest enclosing function, or None for module level."""
+        return next((p for _, p in self.chain(node) if isinstance(p, (cst.FunctionDef, cst.Lambda))), None)
+
+
+def _string(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.SimpleString):
+        try:
+            value = node.evaluated_value
+        except Exception:  # noqa: BLE001 - malformed escapes: not a device string
+            return None
+        return value if isinstance(value, str) else None
+    return None
+
+
+def is_cuda_test(test: cst.BaseExpression) -> bool:
+    """`device == "cuda"`, `"cuda" in device`, `device.type == "cuda"`, `x.is_cuda` (not negated)."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return is_cuda_test(test.left) or is_cuda_test(test.right)
+    if isinstance(test, cst.Attribute):
+        return test.attr.value == "is_cuda"
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        op = test.comparisons[0].operator
+        if isinstance(op, (cst.Equal, cst.Is, cst.In)):
+            values = (_string(test.left), _string(test.comparisons[0].comparator))
+            return any(v is not None and (v == "cuda" or v.startswith("cuda:")) for v in values)
+    return False
+
+
+def cuda_branch(node: cst.CSTNode, parents: Parents) -> cst.BaseExpression | None:
+    """The test of the innermost `if`/`IfExp` that runs `node` only when the device is CUDA."""
+    for child, parent in parents.chain(node):
+        if isinstance(parent, cst.If) and child is parent.body and is_cuda_test(parent.test):
+            return parent.test
+        if isinstance(parent, cst.IfExp) and child is parent.body and is_cuda_test(parent.test):
+            return parent.test
+    return None

@@ -1,0 +1,210 @@
+"""Check one program of `tests/programs/` before and after `fix --target T --write --unsafe-fixes`.
+
+Used by `tests/test_programs.py` (one test per program) and by `bench/programs_table.py` (the
+table of the closing note). For each program, in two temporary copies of its folder:
+
+- the CUDA probe (`cuda_probe.py`) runs the original and the rewritten program as a GPU user
+  would (`args`); the rewritten one must stop at the same kind of place: at a real CUDA
+  operation, or at the end if the original got there. Failing earlier in plain Python, or
+  running to the end on the CPU while a GPU was reported, is a regression of the GPU path;
+- where the original runs on the CPU (`cpu_args`), the rewritten one must run with the same
+  arguments and as it comes (`args`), and print the same RESULT numbers within `tolerance`;
+- where the original cannot run on the CPU, the rewritten one runs as it comes, or `fix` left
+  the program unchanged and named what blocks it.
+
+Programs print one line `RESULT {json}`; DDP programs run under
+`torchrun --standalone --nproc_per_node 2` (gloo on the CPU).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+PROGRAMS = ROOT / "tests" / "programs"
+PROBE = ROOT / "tests" / "cuda_probe.py"
+RUNNER = ROOT / "tests" / "notebook_runner.py"
+TIMEOUT = 240
+# The tool under test (another checkout's `migrator/` for a before/after measurement).
+TOOL = Path(os.environ.get("NRN_TOOL_ROOT", ROOT))
+
+
+def programs() -> list[Path]:
+    return sorted(p for p in PROGRAMS.iterdir() if (p / "program.yaml").is_file())
+
+
+@dataclass
+class Run:
+    ok: bool
+    result: dict | None
+    tail: str
+
+    @property
+    def summary(self) -> str:
+        if self.ok:
+            return "runs"
+        lines = [line for line in self.tail.strip().splitlines() if line.strip()]
+        return "fails: " + (lines[-1][:120] if lines else "no output")
+
+
+@dataclass
+class Report:
+    name: str
+    shape: str
+    probe_before: dict
+    probe_after: dict
+    cpu_before: Run | None  # the original with cpu_args
+    cpu_after_flags: Run | None  # the rewritten one with cpu_args
+    after: Run  # the rewritten one as it comes
+    default_before: Run  # the original as it comes (must fail on this host unless it auto-detects)
+    changed: bool
+    fix_output: str
+    tolerance: float
+    problems: list[str] = field(default_factory=list)
+
+
+def _command(meta: dict, folder: Path, args: list, launcher: str) -> list[str]:
+    entry = str(folder / meta["entry"])
+    if entry.endswith(".ipynb"):
+        return [sys.executable, str(RUNNER), entry]
+    if launcher == "torchrun":
+        return [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", entry, *map(str, args)]
+    return [sys.executable, entry, *map(str, args)]
+
+
+def _env() -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")}
+    env.update({"PYTHONHASHSEED": "0", "OMP_NUM_THREADS": "1", "CUDA_VISIBLE_DEVICES": ""})
+    return env
+
+
+def run(meta: dict, folder: Path, args: list, launcher: str) -> Run:
+    try:
+        proc = subprocess.run(_command(meta, folder, args, launcher), cwd=folder, capture_output=True, text=True,
+                              timeout=TIMEOUT, env=_env())
+    except subprocess.TimeoutExpired:
+        return Run(False, None, f"timed out after {TIMEOUT} s")
+    result = None
+    for line in proc.stdout.splitlines():
+        if line.startswith("RESULT "):
+            result = json.loads(line[len("RESULT "):])
+    return Run(proc.returncode == 0 and result is not None, result, proc.stdout[-2000:] + proc.stderr[-3000:])
+
+
+def probe(meta: dict, folder: Path) -> dict:
+    report = folder.parent / f"{folder.name}-probe.json"
+    entry = str(folder / meta["entry"])
+    try:
+        proc = subprocess.run([sys.executable, str(PROBE), str(report), entry, *map(str, meta.get("args") or [])], cwd=folder,
+                              capture_output=True, text=True, timeout=TIMEOUT, env=_env())
+    except subprocess.TimeoutExpired:
+        return {"status": "error", "type": "timeout", "message": f"timed out after {TIMEOUT} s"}
+    if not report.exists():
+        return {"status": "error", "type": "probe crashed", "message": proc.stderr[-500:]}
+    return json.loads(report.read_text())
+
+
+def close(a, b, tol: float) -> bool:
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(close(a[k], b[k], tol) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(close(x, y, tol) for x, y in zip(a, b))
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        if math.isnan(a) or math.isnan(b):
+            return math.isnan(a) and math.isnan(b)
+        return abs(a - b) <= tol * max(1.0, abs(b))
+    return a == b
+
+
+def probe_regression(before: dict, after: dict) -> str | None:
+    """Why the rewritten program's probe run is worse than the original's, or None."""
+    if before["status"] == "cuda" and after["status"] == "cuda":
+        return None
+    if before["status"] == after["status"] == "ok":
+        return None
+    if before["status"] == "cuda" and after["status"] == "ok":
+        return "the rewritten program ran to the end on the CPU although a CUDA GPU was reported"
+    if before["status"] == "error":
+        return None  # the original already fails in plain Python: nothing of a GPU path to keep
+    return f"the rewritten program failed before any CUDA operation: {after.get('type')}: {after.get('message')} (line {after.get('line')})"
+
+
+def fix(folder: Path, meta: dict, target: str) -> tuple[bool, str]:
+    """Run the real CLI over the user's files of the program (not its stand-in libraries)."""
+    library = set(meta.get("library") or [])
+    files = [str(p) for p in sorted(folder.rglob("*")) if p.is_file() and p.name not in library
+             and p.suffix in (".py", ".ipynb") and p.name != "program.yaml"]
+    before = {f: Path(f).read_bytes() for f in files}
+    proc = subprocess.run([sys.executable, "-m", "migrator", "fix", *files, "--target", target, "--write", "--unsafe-fixes"],
+                          cwd=folder, capture_output=True, text=True, timeout=TIMEOUT,
+                          env={**os.environ, "PYTHONPATH": str(TOOL), "NO_COLOR": "1"})
+    changed = any(Path(f).read_bytes() != data for f, data in before.items())
+    return changed, proc.stdout + proc.stderr
+
+
+def check(program: Path, work: Path, target: str = "portable") -> Report:
+    meta = yaml.safe_load((program / "program.yaml").read_text())
+    original, fixed = work / "original", work / "fixed"
+    for dest in (original, fixed):
+        shutil.copytree(program, dest, ignore=shutil.ignore_patterns("__pycache__", "program.yaml"))
+    changed, fix_output = fix(fixed, meta, target)
+    args, launcher = meta.get("args") or [], meta.get("launcher", "python")
+    cpu_args = meta.get("cpu_args")
+    cpu_launcher = meta.get("cpu_launcher") or launcher
+    # Each check gets its own copy: programs write checkpoints into their working directory.
+    copies = {}
+    for key, base in (("probe_before", original), ("probe_after", fixed), ("default_before", original), ("after", fixed),
+                      ("cpu_before", original), ("cpu_after_flags", fixed)):
+        copies[key] = work / key
+        shutil.copytree(base, copies[key])
+    jobs = {
+        "probe_before": lambda: probe(meta, copies["probe_before"]),
+        "probe_after": lambda: probe(meta, copies["probe_after"]),
+        "default_before": lambda: run(meta, copies["default_before"], args, launcher),
+        "after": lambda: run(meta, copies["after"], args, launcher),
+    }
+    if cpu_args is not None:
+        jobs["cpu_before"] = lambda: run(meta, copies["cpu_before"], cpu_args, cpu_launcher)
+        jobs["cpu_after_flags"] = lambda: run(meta, copies["cpu_after_flags"], cpu_args, cpu_launcher)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        futures = {key: pool.submit(job) for key, job in jobs.items()}
+        results = {key: f.result() for key, f in futures.items()}
+    report = Report(program.name, meta.get("shape", ""), results["probe_before"], results["probe_after"],
+                    results.get("cpu_before"), results.get("cpu_after_flags"), results["after"], results["default_before"],
+                    changed, fix_output, float(meta.get("tolerance", 1e-5)))
+    report.problems = problems(report)
+    return report
+
+
+def problems(r: Report) -> list[str]:
+    out = []
+    regression = probe_regression(r.probe_before, r.probe_after)
+    if regression:
+        out.append(f"CUDA probe: {regression}")
+    reference = r.cpu_before.result if r.cpu_before and r.cpu_before.ok else (r.default_before.result if r.default_before.ok else None)
+    if r.cpu_before is not None and r.cpu_before.ok:
+        if not r.cpu_after_flags.ok:
+            out.append(f"ran before with its CPU flags, fails after fix: {r.cpu_after_flags.summary}")
+        elif not close(r.cpu_after_flags.result, reference, r.tolerance):
+            out.append(f"with its CPU flags: RESULT {r.cpu_after_flags.result} after fix, {reference} before")
+    if r.default_before.ok and not r.after.ok:
+        out.append(f"ran before as it came, fails after fix: {r.after.summary}")
+    if r.after.ok:
+        if reference is not None and not close(r.after.result, reference, r.tolerance):
+            out.append(f"RESULT {r.after.result} after fix, {reference} before (tolerance {r.tolerance})")
+    else:
+        if r.changed:
+            out.append(f"rewritten but still fails as it comes: {r.after.summary}")
+        elif "Left for a person" not in r.fix_output:
+            out.append("left unchanged without a finding that names the blocker")
+    return out
