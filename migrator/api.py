@@ -309,10 +309,12 @@ class FileFix:
 
 
 def fix_source(data: bytes | str, path: str, kind: str = "python", options: ScanOptions = ScanOptions(),
-               unsafe: bool = False, only: tuple[str, int, int] | None = None) -> FixOutcome:
+               unsafe: bool = False, only: tuple[str, int, int] | None = None, partial: bool = False) -> FixOutcome:
     """Fix one file's content in memory; returns the new text and what was applied or left.
 
     `only` = (rule_id, line, column) applies just that finding's fix (SARIF gives one fix per result).
+    `partial`: also rewrite a Python file that keeps a CUDA-only call with no automatic rewrite
+    (by default it is left unchanged and the blocker is reported).
     """
     import libcst as cst
 
@@ -344,10 +346,10 @@ def fix_source(data: bytes | str, path: str, kind: str = "python", options: Scan
         # Another module may import a name from this one (`from common import autocast`): unused
         # imports are dropped only from scripts, which nothing imports.
         script = re.search(r"""__name__\s*==\s*['"]__main__['"]""", text) is not None
-        return fix_python(text, scan, options.target, unsafe=unsafe, only=only,
+        return fix_python(text, scan, options.target, unsafe=unsafe, only=only, partial=partial,
                           prune_imports=script and not path.endswith("__init__.py"))
     if kind == "notebook":
-        return _fix_notebook(text, path, index, options, unsafe, is_test, only)
+        return _fix_notebook(text, path, index, options, unsafe, is_test, only, partial)
     lines = text.splitlines()
     findings = apply_suppressions(scan_text(text, path, kind, index, options.target, is_test=is_test),
                                   lambda cell: lines, path=path)
@@ -362,7 +364,7 @@ def _decode_python(data: bytes) -> str:
 
 
 def _fix_notebook(text: str, path: str, index: "RuleIndex", options: ScanOptions, unsafe: bool, is_test: bool,
-                  only: tuple | None = None) -> FixOutcome:
+                  only: tuple | None = None, partial: bool = False) -> FixOutcome:
     import libcst as cst  # noqa: F401
 
     from .engine import scan_python
@@ -391,7 +393,7 @@ def _fix_notebook(text: str, path: str, index: "RuleIndex", options: ScanOptions
                 current.setdefault(cell, []).append(line)
         return apply_suppressions(found, lambda cell: current.get(cell, []), path=path)
 
-    outcome = fix_python(joined.source, scan, options.target, unsafe=unsafe, only=only)
+    outcome = fix_python(joined.source, scan, options.target, unsafe=unsafe, only=only, partial=partial)
     if outcome.failed:
         outcome.source = text
         return outcome
@@ -444,8 +446,8 @@ def _nbformat_major(text: str) -> int:
 
 
 def fix_paths(paths: Sequence[str | os.PathLike[str]], options: ScanOptions = ScanOptions(), *,
-              unsafe: bool = False, write: bool = False) -> list[FileFix]:
-    """Fix every file under `paths`; write only when `write` is True.
+              unsafe: bool = False, write: bool = False, partial: bool = False) -> list[FileFix]:
+    """Fix every file under `paths`; write only when `write` is True (`partial`: see `fix_source`).
 
     A write is atomic and keeps the file's encoding, BOM, newline style and mode; a file that
     changed on disk since it was read, or whose rewrite fails, is left untouched and reported in
@@ -462,7 +464,7 @@ def fix_paths(paths: Sequence[str | os.PathLike[str]], options: ScanOptions = Sc
             results.append(FileFix(path, "", FixOutcome(""), error=f"cannot read: {exc.strerror}"))
             continue
         try:
-            outcome = fix_source(data, path, kind, options, unsafe)
+            outcome = fix_source(data, path, kind, options, unsafe, partial=partial)
         except Exception as exc:  # noqa: BLE001 - a crash in one file's rewrite leaves it untouched
             results.append(FileFix(path, "", FixOutcome(""), error=f"internal error while fixing: {exc!r}"))
             continue

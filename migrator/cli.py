@@ -190,6 +190,7 @@ def fix(
     target: Optional[str] = typer.Option(None, "--target", "-t", help=TARGET_HELP),
     write: bool = typer.Option(False, "--write", help="Write the changes (default: print a unified diff)."),
     unsafe_fixes: Optional[bool] = typer.Option(None, "--unsafe-fixes/--no-unsafe-fixes", help="Also apply fixes that may change numerics or behaviour."),
+    partial: bool = typer.Option(False, "--partial", help="Also rewrite files that keep a CUDA-only call with no automatic rewrite (by default such a file is left unchanged, with the blocker named)."),
     exclude: List[str] = typer.Option([], "--exclude", help="gitignore-style pattern of paths to skip (repeatable)."),
     config: Optional[Path] = typer.Option(None, "--config", help=CONFIG_HELP),
 ) -> None:
@@ -200,7 +201,7 @@ def fix(
     options = _scan_options(settings, target, [], [], exclude, [], 1, False, True, None)
     unsafe = settings.unsafe_fixes if unsafe_fixes is None else unsafe_fixes
     try:
-        results = fix_paths(paths, options, unsafe=unsafe, write=write)
+        results = fix_paths(paths, options, unsafe=unsafe, write=write, partial=partial)
     except FileNotFoundError as exc:
         raise _fail(str(exc)) from None
     pending = not write and any(r.outcome.changed and not r.error for r in results)
@@ -238,7 +239,7 @@ def _fix_report(results, write: bool) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    err = Console(stderr=True, highlight=False, width=max(100, shutil.get_terminal_size((100, 20)).columns))
+    err = Console(stderr=True, highlight=False, emoji=False, width=max(100, shutil.get_terminal_size((100, 20)).columns))
     verb = "Fixed" if write else "Fixable"
     fixed: Counter = Counter()
     left: Counter = Counter()

@@ -33,7 +33,7 @@ from .findings import Finding
 from .resolve import dotted_name
 from .values import ModuleValues, Parents, cuda_branch
 
-__all__ = ["hold_back", "manual_seed_duplicate", "sizes_processes"]
+__all__ = ["hold_back", "manual_seed_duplicate", "sizes_processes", "already_guarded", "script_device_type"]
 
 
 def _descendants(node: cst.CSTNode) -> set[int]:
@@ -224,6 +224,8 @@ def sizes_processes(finding: Finding, values: ModuleValues, parents: Parents) ->
     if call is None:
         return False
     parent = parents.of.get(id(call))
+    while isinstance(parent, cst.IfExp):  # `args.procs if args.cpu else torch.cuda.device_count()`
+        parent = parents.of.get(id(parent))
     if isinstance(parent, cst.Arg) and parent.keyword is not None and parent.keyword.value in ("nprocs", "nproc_per_node"):
         return True
     if isinstance(parent, cst.Assign):
@@ -233,3 +235,32 @@ def sizes_processes(finding: Finding, values: ModuleValues, parents: Parents) ->
             if isinstance(target.target, cst.Name) and target.target.value in scope.owner(target.target.value).nprocs_names:
                 return True
     return False
+
+
+def already_guarded(node: cst.CSTNode, module: cst.Module, parents: Parents) -> bool:
+    """Whether `node` runs only behind an accelerator guard (`if torch.cuda.is_available():`, or the
+    `torch.accelerator` one it becomes): a guarded rewrite inside needs no second guard."""
+    for child, parent in parents.chain(node):
+        if isinstance(parent, (cst.If, cst.IfExp)) and child is parent.body:
+            test = module.code_for_node(parent.test)
+            if ("cuda.is_available()" in test or "accelerator.is_available()" in test) and "not " not in test:
+                return True
+    return False
+
+
+def script_device_type(node: cst.CSTNode, values: ModuleValues, parents: Parents) -> str | None:
+    """The script's own device-type variable where `node` can read it (`device_type`), else None.
+
+    The variable of the enclosing function, or a module global read from inside a function
+    (which runs after the module has set it). Reusing it keeps one source of truth: a
+    `--device=cpu` run keeps a CPU autocast and GradScaler.
+    """
+    function = parents.scope(node)
+    scope = values.scope(function) if function is not None else values.module
+    for name in ("device_type",):
+        owner = scope.owner(name)
+        if name in owner.bound and name in owner.text_names | owner.assigned_other and (owner is scope or function is not None):
+            if owner is values.module and function is None:
+                return None  # module level: the name may be set below this line
+            return name
+    return None

@@ -77,6 +77,7 @@ class RuleIndex:
         self.device_strings: dict[str, list[RuleSpec]] = {}
         self.device_index: list[RuleSpec] = []
         self.backend_strings: list[RuleSpec] = []
+        self.option_defaults: list[tuple[RuleSpec, dict[str, Any]]] = []
         self.strings: list[tuple[re.Pattern[str], RuleSpec, str | None, tuple[str, ...]]] = []
         self.reference_context: dict[tuple[str, str], str] = {}
         self.text: list[tuple[re.Pattern[str], RuleSpec, tuple[str, ...]]] = []
@@ -136,6 +137,9 @@ class RuleIndex:
                     self.device_index.append(rule)
                     need(".to(", tuple((".to(", t) for t in ("cuda", "gpu", "rank", "RANK")))
                     need("device=", tuple(("device=", t) for t in ("cuda", "gpu", "rank", "RANK")))
+                elif kind == "option-default":
+                    self.option_defaults.append((rule, m))
+                    need("add_argument", (("add_argument", "default"),))
                 elif kind == "backend-string":
                     self.backend_strings.append(rule)
                     need("nccl", (('"nccl"',), ("'nccl'",)))
@@ -291,6 +295,16 @@ def _string_value(node: cst.CSTNode) -> str | None:
             return None
         return value if isinstance(value, str) else None
     return None
+
+
+def _literal(value: cst.BaseExpression) -> Any:
+    """A string, int, True/False/None literal's value, else None."""
+    literal: Any = _string_value(value)
+    if literal is None and isinstance(value, cst.Name) and value.value in ("True", "False", "None"):
+        literal = {"True": True, "False": False, "None": None}[value.value]
+    if literal is None and isinstance(value, cst.Integer):
+        literal = int(value.value, 0)
+    return literal
 
 
 def _cuda_fstring(node: cst.CSTNode) -> cst.BaseExpression | None:
@@ -617,6 +631,16 @@ class _Collector(cst.CSTVisitor):
                     self._device_index(node, positional[0].value)
             elif qname in DEVICE_TYPE_ARG0:
                 self._set_ctx(positional[0].value, "device_type")
+        if attr == "format" and id(node) in self.device_ctx and len(node.args) == 1 and node.args[0].keyword is None \
+                and _string_value(node.func.value) == "cuda:{}":
+            # 'cuda:{}'.format(args.gpu): an f-string written the old way.
+            for rule in self.index.device_strings.get("device", []):
+                self.add(rule, node, value=self.module.code_for_node(node), context={
+                    "device_kind": self.device_ctx[id(node)], "fstring": node.args[0].value, "text": id(node) not in self.api_args,
+                    "device_call": self.device_calls.get(id(node))})
+                break
+        if attr == "add_argument" and self.index.option_defaults:
+            self._option_default(node, positional)
         if attr == "add_argument" and any("backend" in (_string_value(a.value) or "") for a in positional):
             for arg in node.args:
                 if arg.keyword is not None and arg.keyword.value == "default":
@@ -654,6 +678,19 @@ class _Collector(cst.CSTVisitor):
         if qname is not None:
             for rule, m in self.index.arguments.get(qname, []):
                 self._match_argument(rule, m, node, positional, qname)
+
+    def _option_default(self, call: cst.Call, positional: list[cst.Arg]) -> None:
+        """`parser.add_argument("--accelerator", default="gpu")`: a command-line default a rule names."""
+        options = [_string_value(a.value) or "" for a in positional]
+        default = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "default"), None)
+        if default is None:
+            return
+        literal = _literal(default)
+        for rule, m in self.index.option_defaults:
+            if any(o.startswith("-") and any(key in o for key in m["options"]) for o in options) and literal in m["values"]:
+                self.add(rule, default, name=options[0], value=literal, context={"call": call, "argument": m})
+                self.suppressed.add(id(default))
+                return
 
     def _device_index(self, call: cst.Call, value: cst.BaseExpression) -> None:
         """`.to(rank)`, `.to(self.gpu_id)`, `device=local_rank`: an int, which means "accelerator index"."""
@@ -710,9 +747,7 @@ class _Collector(cst.CSTVisitor):
                 return  # None, or already chosen per device (what the fix writes)
             self.add(rule, value, name=qname, value=self.module.code_for_node(value)[:60], context={"call": call, "argument": m})
             return
-        literal: Any = _string_value(value)
-        if literal is None and isinstance(value, cst.Name) and value.value in ("True", "False", "None"):
-            literal = {"True": True, "False": False, "None": None}[value.value]
+        literal: Any = _literal(value)
         if literal is None and isinstance(value, (cst.List, cst.Tuple)) and len(value.elements) == 1:
             literal = _string_value(value.elements[0].value)  # device_types=["cuda"]
         if literal is None and not isinstance(value, cst.Name):

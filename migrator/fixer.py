@@ -18,11 +18,11 @@ from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor
 
 from .catalogue import load_targets
-from .coupling import Parents, hold_back, manual_seed_duplicate, sizes_processes
+from .coupling import already_guarded, hold_back, manual_seed_duplicate, script_device_type, sizes_processes
 from .engine import Candidate
 from .findings import Finding, Safety
 from .outcome import FixOutcome, allowed
-from .values import ModuleValues
+from .values import ModuleValues, Parents
 
 __all__ = ["FixOutcome", "fix_python", "MAX_PASSES"]
 
@@ -67,6 +67,14 @@ class _Renderer:
         self.spec = load_targets()[target]
         self.constant_name = constant_name
         self.helper_names = _helper_names(module, self.spec.get("helpers", []))
+        self.parents: Parents | None = None  # set per pass by _render_all
+        self._values: ModuleValues | None = None
+
+    @property
+    def values(self) -> ModuleValues:
+        if self._values is None:
+            self._values = ModuleValues(self.module)
+        return self._values
 
     def _rename(self, code: str) -> str:
         code = re.sub(r"\bDEVICE\b", self.constant_name, code)
@@ -91,6 +99,10 @@ class _Renderer:
         values["attr"] = values.get("name", "").rsplit(".", 1)[-1]
         values["device"] = self._expr("device")
         values["device_type"] = self._expr("device_type")
+        if self.target == "portable" and self.parents is not None and cand.node is not None:
+            own = script_device_type(cand.node, self.values, self.parents)
+            if own:
+                values["device_type"] = own  # the script's own choice, not a second source of truth
         values["backend"] = self._expr("backend")
         if cand.node is not None:
             values["node"] = self.module.code_for_node(cand.node).strip()
@@ -217,6 +229,8 @@ class _Renderer:
                     device = text  # `.cuda(device)`: already a device, rewritten where it is chosen
             else:
                 rest.append(self._arg(arg))
+        if "storage" in receiver.rsplit(".", 1)[-1].lower():
+            device = f"device={device}"  # a storage's .to() takes the device by keyword only
         return f"{receiver}.to({', '.join([device, *rest])})"
 
     def _arguments(self, call: cst.Call, entry: dict[str, Any]) -> str:
@@ -303,6 +317,38 @@ class _Requote(cst.CSTTransformer):
         return updated_node
 
 
+def _blocks(finding: Finding, rendered: dict[Any, Any], held: dict[int, str], unsafe: bool) -> bool:
+    """Whether `finding` keeps the program on CUDA after every other fix: a CUDA-only device,
+    runtime or distributed call with no automatic rewrite, reached on every device."""
+    if id(finding) in rendered or id(finding) in held or finding.plan is None or finding.plan.node is None:
+        return False
+    if finding.plan.context.get("manual_reason") or finding.plan.rule.raw.get("runs_without_cuda"):
+        return False
+    if finding.category not in ("device", "runtime", "distributed") or finding.severity is None or finding.severity.rank == 0:
+        return False
+    if finding.fix is not None and finding.fix.available and finding.fix.safety is Safety.UNSAFE and not unsafe:
+        return False  # rerun with --unsafe-fixes
+    return True
+
+
+def _left_whole(source: str, findings: list[Finding], blockers: list[Finding], reasons: dict[tuple[str, str], str],
+                unsafe: bool) -> FixOutcome:
+    """The file unchanged: every finding left for a person, the blockers with their own reason."""
+    outcome = FixOutcome(source)
+    first = blockers[0]
+    where = f"`{first.snippet}` ({first.rule_id}, line {first.span.line}" + (f" of cell {first.cell})" if first.cell else ")")
+    for finding in findings:
+        if finding in blockers:
+            reason = reasons.get((finding.rule_id, finding.snippet)) or allowed(finding, unsafe) or "no automatic fix: needs a person"
+            reason = f"blocks this file: {reason}"
+        else:
+            reason = (f"not rewritten: {where} has no automatic rewrite, so the file would still need CUDA; "
+                      "change it by hand and run fix again, or pass --partial")
+        outcome.manual.append((finding, reason))
+        outcome.before[id(finding)] = finding
+    return outcome
+
+
 def _render_all(module: cst.Module, findings: list[Finding], renderer: "_Renderer", target: str, unsafe: bool,
                 reasons: dict[tuple[str, str], str]) -> dict[Any, Any]:
     """Render every fix that may apply: id(finding) -> (node, replacement, imports, finding as applied).
@@ -311,9 +357,10 @@ def _render_all(module: cst.Module, findings: list[Finding], renderer: "_Rendere
     returned under "parents" for the coupling checks.
     """
     parents = Parents(module)
-    values: ModuleValues | None = None
+    renderer.parents = parents
     out: dict[Any, Any] = {"parents": parents}
     for finding in findings:
+        key = id(finding)  # `finding` may be replaced below by a copy with the title of what was written
         reason = allowed(finding, unsafe)
         duplicate_seed = None
         if finding.rule_id == "NRN207" and finding.fix is not None and finding.fix.available:
@@ -322,25 +369,28 @@ def _render_all(module: cst.Module, findings: list[Finding], renderer: "_Rendere
             continue
         if duplicate_seed is not None:
             title = "Delete it: `torch.manual_seed` just before already seeds every device"
-            out[id(finding)] = (duplicate_seed, cst.RemoveFromParent(), [],
+            out[key] = (duplicate_seed, cst.RemoveFromParent(), [],
                                 replace(finding, fix=replace(finding.fix, title=title, safety=Safety.SAFE)))
             continue
         try:
             node, code, needed = renderer.render(finding.plan)
             if finding.plan.values.get("name") == "torch.cuda.device_count" and target != "xla" and isinstance(code, str):
-                values = values or ModuleValues(module)
-                if sizes_processes(finding, values, parents):
+                if sizes_processes(finding, renderer.values, parents):
                     # mp.spawn(nprocs=0) starts nothing and exits 0: the CPU runs one process.
                     code = f"max({code}, 1)"
                     finding = replace(finding, fix=replace(finding.fix, title=f"Count devices with `{code}` (one process on the CPU)"))
             new_node = cst.parse_expression(code) if isinstance(code, str) else code
+            if (isinstance(new_node, cst.IfExp) and isinstance(new_node.orelse, cst.Name) and new_node.orelse.value == "None"
+                    and "is_available()" in cst.Module([]).code_for_node(new_node.test)
+                    and finding.plan.node is not None and already_guarded(finding.plan.node, module, parents)):
+                new_node = new_node.body  # inside `if torch.cuda.is_available():` already: no second guard
         except FixUnavailable as exc:
             reasons[(finding.rule_id, finding.snippet)] = str(exc)
             continue
         except Exception as exc:  # noqa: BLE001 - one broken instance must not stop the file
             reasons[(finding.rule_id, finding.snippet)] = f"fix could not be rendered here: {exc}"
             continue
-        out[id(finding)] = (node, new_node, needed, finding)
+        out[key] = (node, new_node, needed, finding)
     return out
 
 
@@ -494,7 +544,7 @@ Scanner = Callable[[cst.Module], list[Finding]]
 
 
 def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False,
-               only: tuple[str, int, int] | None = None, prune_imports: bool = True) -> FixOutcome:
+               only: tuple[str, int, int] | None = None, prune_imports: bool = True, partial: bool = False) -> FixOutcome:
     """Apply every allowed fix to `source` (Python text) for `target`.
 
     Args:
@@ -505,6 +555,9 @@ def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False,
         only: (rule_id, line, column): apply just the finding that starts there (first pass).
         prune_imports: drop a CUDA import once a fix replaced its last use (the caller turns it
             off for modules other code may import the name from).
+        partial: rewrite even when a CUDA-only call with no automatic rewrite stays (a blocker).
+            By default such a file is left unchanged: a half-migrated program still needs CUDA,
+            and its coupled parts are easier to change by hand together.
 
     Returns:
         A FixOutcome; on a parse error of the input, `failed` says so and nothing changes.
@@ -529,6 +582,10 @@ def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False,
         rendered = _render_all(module, findings, renderer, target, unsafe, reasons) if renderer else {}
         held = hold_back(module, findings, lambda f: id(f) in rendered, rendered.get("parents"),
                          _line_mapper(source, module.code)) if rendered else {}
+        if not partial and only is None and findings is initial and renderer:
+            blockers = [f for f in findings if _blocks(f, rendered, held, unsafe)]
+            if blockers:
+                return _left_whole(source, findings, blockers, reasons, unsafe)
         for finding in findings:
             if id(finding) not in rendered:
                 continue

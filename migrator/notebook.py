@@ -26,6 +26,9 @@ _CELL_MASK = "pass  # nrn-magic {key}"
 _OPEN, _CLOSE = "([{", ")]}"
 _SHELL_LINE = ("!", "%pip ", "%conda ", "%mamba ")
 _SHELL_CELLS = ("%%bash", "%%sh", "%%script bash", "%%script sh")
+# Cell magics whose body is Python run by the kernel (timed, captured, profiled): scanned and fixed
+# as Python, with only the magic line masked.
+_PYTHON_CELLS = {"%%time", "%%timeit", "%%capture", "%%prun", "%%debug"}
 
 
 @dataclass
@@ -66,6 +69,9 @@ def join_cells(text: str) -> JoinedNotebook:
         line_map.append((index, 1))
         lines = cell.source.splitlines()
         cell_magic = bool(lines) and lines[0].lstrip().startswith("%%")
+        python_body = cell_magic and lines[0].split()[0] in _PYTHON_CELLS
+        if python_body:
+            cell_magic = False
         if cell_magic:
             joined.cell_magics.add(index)
         if lines and lines[0].strip().startswith(_SHELL_CELLS):

@@ -55,6 +55,7 @@ class ScopeValues:
     text_names: set[str] = field(default_factory=set)  # assigned a string literal
     calls: set[str] = field(default_factory=set)  # dotted names of the calls made here
     accelerator_names: set[str] = field(default_factory=set)  # assigned torch.accelerator.current_accelerator(...)
+    assigned_other: set[str] = field(default_factory=set)  # assigned something else than a literal or an int
 
     def owner(self, name: str) -> "ScopeValues":
         """The scope a use of `name` here refers to: this one if it binds the name, else the enclosing ones."""
@@ -137,6 +138,8 @@ class _Collect(cst.CSTVisitor):
             scope.text_names.add(name)
         elif _int_like(value, scope) or (INDEX_NAME.match(name) and not isinstance(value, (cst.Call, cst.IfExp))):
             scope.index_names.add(name)
+        else:
+            scope.assigned_other.add(name)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:

@@ -32,7 +32,7 @@ from types import SimpleNamespace
 CUDA_FAILURES = re.compile(
     r"not compiled with CUDA|CUDA support|dummy base class|_cuda_|NCCL|nccl|No CUDA GPUs|NVIDIA driver|"
     r"Cannot access accelerator device|CUDA error|cuda runtime|CUDA is not available|torch\.cuda\.|"
-    r"Could not run '.*' with arguments from the 'CUDA' backend|device type cuda|CUDA",
+    r"Could not run '.*' with arguments from the 'CUDA' backend|device type cuda|support for cuda devices|CUDA",
 )
 
 

@@ -12,8 +12,17 @@ table of the closing note). For each program, in two temporary copies of its fol
 - where the original cannot run on the CPU, the rewritten one runs as it comes, or `fix` left
   the program unchanged and named what blocks it.
 
+The GPU user's command line (`args`) is written to a `launch.sh` beside the program, as teams
+keep it, and `fix` migrates that too (`--dist-backend nccl`, `--fp16`); "as it comes" runs the
+arguments of the migrated script. The CUDA probe runs the rewritten program with the original
+arguments: on a GPU host nobody has to change the launch command.
+
 Programs print one line `RESULT {json}`; DDP programs run under
-`torchrun --standalone --nproc_per_node 2` (gloo on the CPU).
+`torchrun --standalone --nproc_per_node 2` (gloo on the CPU). Each run gets its own network
+namespace where the machine allows it (programs bind fixed ports), and runs with
+`TORCHDYNAMO_DISABLE=1` (Inductor takes minutes on 2 cores; `tests/test_samples.py` runs
+compiled code). `transformers.py` and `lightning.py` in a program's folder stand in for the
+libraries, which are not installed here, and are not given to `fix`.
 """
 
 from __future__ import annotations
@@ -21,6 +30,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -70,6 +80,8 @@ class Report:
     changed: bool
     fix_output: str
     tolerance: float
+    args: list = field(default_factory=list)
+    cpu_args: list | None = None
     problems: list[str] = field(default_factory=list)
 
 
@@ -82,15 +94,37 @@ def _command(meta: dict, folder: Path, args: list, launcher: str) -> list[str]:
     return [sys.executable, entry, *map(str, args)]
 
 
+def _can_isolate() -> bool:
+    """Whether each run can get its own network namespace (root with unshare and ip, as on CI)."""
+    if not (shutil.which("unshare") and shutil.which("ip")):
+        return False
+    probe_run = subprocess.run(["unshare", "-n", "sh", "-c", "ip link set lo up"], capture_output=True)
+    return probe_run.returncode == 0
+
+
+# Programs bind fixed ports (MASTER_PORT=12355 in the DDP tutorials): each run gets its own
+# loopback, so the original and the rewritten program can run side by side. Without that, one at a time.
+ISOLATE = _can_isolate()
+WORKERS = 2 if ISOLATE else 1
+
+
+def _isolated(command: list[str]) -> list[str]:
+    if not ISOLATE:
+        return command
+    return ["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$@"', "sh", *command]
+
+
 def _env() -> dict:
     env = {k: v for k, v in os.environ.items() if k not in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")}
-    env.update({"PYTHONHASHSEED": "0", "OMP_NUM_THREADS": "1", "CUDA_VISIBLE_DEVICES": ""})
+    # Inductor needs over a minute per program on 2 cores; compiled code is covered by
+    # tests/test_samples.py (samples/compile_cuda.py). Here torch.compile runs eagerly.
+    env.update({"PYTHONHASHSEED": "0", "OMP_NUM_THREADS": "1", "TORCHDYNAMO_DISABLE": "1"})
     return env
 
 
 def run(meta: dict, folder: Path, args: list, launcher: str) -> Run:
     try:
-        proc = subprocess.run(_command(meta, folder, args, launcher), cwd=folder, capture_output=True, text=True,
+        proc = subprocess.run(_isolated(_command(meta, folder, args, launcher)), cwd=folder, capture_output=True, text=True,
                               timeout=TIMEOUT, env=_env())
     except subprocess.TimeoutExpired:
         return Run(False, None, f"timed out after {TIMEOUT} s")
@@ -105,7 +139,7 @@ def probe(meta: dict, folder: Path) -> dict:
     report = folder.parent / f"{folder.name}-probe.json"
     entry = str(folder / meta["entry"])
     try:
-        proc = subprocess.run([sys.executable, str(PROBE), str(report), entry, *map(str, meta.get("args") or [])], cwd=folder,
+        proc = subprocess.run(_isolated([sys.executable, str(PROBE), str(report), entry, *map(str, meta.get("args") or [])]), cwd=folder,
                               capture_output=True, text=True, timeout=TIMEOUT, env=_env())
     except subprocess.TimeoutExpired:
         return {"status": "error", "type": "timeout", "message": f"timed out after {TIMEOUT} s"}
@@ -128,7 +162,7 @@ def close(a, b, tol: float) -> bool:
 
 def probe_regression(before: dict, after: dict) -> str | None:
     """Why the rewritten program's probe run is worse than the original's, or None."""
-    if before["status"] == "cuda" and after["status"] == "cuda":
+    if before["status"] == "not run" or (before["status"] == "cuda" and after["status"] == "cuda"):
         return None
     if before["status"] == after["status"] == "ok":
         return None
@@ -139,11 +173,30 @@ def probe_regression(before: dict, after: dict) -> str | None:
     return f"the rewritten program failed before any CUDA operation: {after.get('type')}: {after.get('message')} (line {after.get('line')})"
 
 
+LAUNCH = "launch.sh"
+STAND_INS = {"transformers.py", "lightning.py"}
+
+
+def write_launch(folder: Path, meta: dict) -> None:
+    """The GPU user's command line as a launch script, as teams keep it: `fix` migrates it too."""
+    launcher = "torchrun --standalone --nproc_per_node 2" if meta.get("launcher") == "torchrun" else "python"
+    line = " ".join([launcher, shlex.quote(meta["entry"]), *(shlex.quote(str(a)) for a in meta.get("args") or [])])
+    (folder / LAUNCH).write_text(f"#!/bin/sh\n{line}\n")
+
+
+def launch_args(folder: Path, meta: dict) -> list:
+    """The arguments of the launch script's command, after `fix` (the entry and launcher stay)."""
+    words = shlex.split((folder / LAUNCH).read_text().splitlines()[1])
+    return words[words.index(meta["entry"]) + 1:]
+
+
 def fix(folder: Path, meta: dict, target: str) -> tuple[bool, str]:
     """Run the real CLI over the user's files of the program (not its stand-in libraries)."""
-    library = set(meta.get("library") or [])
+    # `transformers.py` and `lightning.py` stand in for the libraries, which are not installed
+    # here: a user runs `fix` on their own code, not on site-packages.
+    library = set(meta.get("library") or []) | STAND_INS
     files = [str(p) for p in sorted(folder.rglob("*")) if p.is_file() and p.name not in library
-             and p.suffix in (".py", ".ipynb") and p.name != "program.yaml"]
+             and (p.suffix in (".py", ".ipynb") or p.name == LAUNCH)]
     before = {f: Path(f).read_bytes() for f in files}
     proc = subprocess.run([sys.executable, "-m", "migrator", "fix", *files, "--target", target, "--write", "--unsafe-fixes"],
                           cwd=folder, capture_output=True, text=True, timeout=TIMEOUT,
@@ -157,8 +210,10 @@ def check(program: Path, work: Path, target: str = "portable") -> Report:
     original, fixed = work / "original", work / "fixed"
     for dest in (original, fixed):
         shutil.copytree(program, dest, ignore=shutil.ignore_patterns("__pycache__", "program.yaml"))
+    write_launch(fixed, meta)
     changed, fix_output = fix(fixed, meta, target)
     args, launcher = meta.get("args") or [], meta.get("launcher", "python")
+    fixed_args = launch_args(fixed, meta)  # what the migrated launch script passes
     cpu_args = meta.get("cpu_args")
     cpu_launcher = meta.get("cpu_launcher") or launcher
     # Each check gets its own copy: programs write checkpoints into their working directory.
@@ -167,44 +222,54 @@ def check(program: Path, work: Path, target: str = "portable") -> Report:
                       ("cpu_before", original), ("cpu_after_flags", fixed)):
         copies[key] = work / key
         shutil.copytree(base, copies[key])
+    skipped = {"status": "not run"}
     jobs = {
-        "probe_before": lambda: probe(meta, copies["probe_before"]),
-        "probe_after": lambda: probe(meta, copies["probe_after"]),
+        # The xla target replaces the GPU path on purpose: the probe applies to the other targets.
+        "probe_before": (lambda: probe(meta, copies["probe_before"])) if target != "xla" else (lambda: skipped),
+        "probe_after": (lambda: probe(meta, copies["probe_after"])) if target != "xla" else (lambda: skipped),
         "default_before": lambda: run(meta, copies["default_before"], args, launcher),
-        "after": lambda: run(meta, copies["after"], args, launcher),
+        "after": lambda: run(meta, copies["after"], fixed_args, launcher),
     }
     if cpu_args is not None:
         jobs["cpu_before"] = lambda: run(meta, copies["cpu_before"], cpu_args, cpu_launcher)
         jobs["cpu_after_flags"] = lambda: run(meta, copies["cpu_after_flags"], cpu_args, cpu_launcher)
-    with ThreadPoolExecutor(max_workers=2) as pool:
+    with ThreadPoolExecutor(max_workers=WORKERS) as pool:
         futures = {key: pool.submit(job) for key, job in jobs.items()}
         results = {key: f.result() for key, f in futures.items()}
     report = Report(program.name, meta.get("shape", ""), results["probe_before"], results["probe_after"],
                     results.get("cpu_before"), results.get("cpu_after_flags"), results["after"], results["default_before"],
-                    changed, fix_output, float(meta.get("tolerance", 1e-5)))
+                    changed, fix_output, float(meta.get("tolerance", 1e-5)), args, cpu_args)
     report.problems = problems(report)
     return report
 
 
 def problems(r: Report) -> list[str]:
+    """What `tests/test_programs.py` fails on for one program (empty: it passes)."""
     out = []
     regression = probe_regression(r.probe_before, r.probe_after)
     if regression:
         out.append(f"CUDA probe: {regression}")
-    reference = r.cpu_before.result if r.cpu_before and r.cpu_before.ok else (r.default_before.result if r.default_before.ok else None)
     if r.cpu_before is not None and r.cpu_before.ok:
         if not r.cpu_after_flags.ok:
             out.append(f"ran before with its CPU flags, fails after fix: {r.cpu_after_flags.summary}")
-        elif not close(r.cpu_after_flags.result, reference, r.tolerance):
-            out.append(f"with its CPU flags: RESULT {r.cpu_after_flags.result} after fix, {reference} before")
+        elif not close(r.cpu_after_flags.result, r.cpu_before.result, r.tolerance):
+            out.append(f"with its CPU flags: RESULT {r.cpu_after_flags.result} after fix, {r.cpu_before.result} before")
     if r.default_before.ok and not r.after.ok:
         out.append(f"ran before as it came, fails after fix: {r.after.summary}")
     if r.after.ok:
+        # As it comes, the rewritten program runs with the GPU user's arguments: comparable with the
+        # original run with the same arguments (an auto-detecting script), or with its CPU flags
+        # where those are the same arguments.
+        if r.default_before.ok:
+            reference = r.default_before.result
+        elif r.cpu_before is not None and r.cpu_before.ok and r.cpu_args == r.args:
+            reference = r.cpu_before.result
+        else:
+            reference = None
         if reference is not None and not close(r.after.result, reference, r.tolerance):
             out.append(f"RESULT {r.after.result} after fix, {reference} before (tolerance {r.tolerance})")
-    else:
-        if r.changed:
-            out.append(f"rewritten but still fails as it comes: {r.after.summary}")
-        elif "Left for a person" not in r.fix_output:
-            out.append("left unchanged without a finding that names the blocker")
+    elif r.changed:
+        out.append(f"rewritten but still fails as it comes: {r.after.summary}")
+    elif "Left for a person" not in r.fix_output:
+        out.append("left unchanged without a finding that names the blocker")
     return out

@@ -18,7 +18,7 @@ _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
 
 def render_text(findings: Sequence[Finding], stats: dict[str, Any] | None = None) -> str:
-    """`path:line:col NRNxxx [*] message (severity)`; `[*]` marks a fix for the target.
+    """`path:line:col NRNxxx [*] message (severity)`; `[*]` marks a safe fix for the scanned target.
 
     With `stats["color"]` (the CLI sets it only for a terminal without NO_COLOR) the output is
     coloured with rich; otherwise it is plain text.
@@ -33,7 +33,7 @@ def render_text(findings: Sequence[Finding], stats: dict[str, Any] | None = None
     for path, group in groupby(findings, key=lambda f: f.path):
         lines.append(f"[bold]{escape(path)}[/bold]" if color else path)
         for f in group:
-            mark = "[*] " if f.fixable else ""
+            mark = "[*] " if f.fixable and f.fix.safety.value == "safe" else ""
             test = ", test file" if f.is_test else ""
             severity = f.severity.value
             if color:
@@ -51,8 +51,10 @@ def render_text(findings: Sequence[Finding], stats: dict[str, Any] | None = None
     if stats:
         files = stats["files"]
         summary += f" in {files} file{'s' if files != 1 else ''}, {stats['lines']} lines, {stats['seconds']:.1f} s"
+    target = (stats or {}).get("target")
     if fixable:
-        summary += f"; {fixable} fixable with `neuron-migrator fix`"
+        # The hint holds for the target the scan was made for: the fixes differ per target.
+        summary += f"; {fixable} fixable with `neuron-migrator fix" + (f" --target {target}`" if target else "`")
     if unsafe:
         summary += f"; {unsafe} more with `--unsafe-fixes`"
     if stats and stats.get("baselined"):
@@ -70,5 +72,5 @@ def render_text(findings: Sequence[Finding], stats: dict[str, Any] | None = None
     from rich.console import Console
 
     buffer = io.StringIO()
-    Console(file=buffer, force_terminal=True, width=100000, highlight=False).print(text, end="")
+    Console(file=buffer, force_terminal=True, width=100000, highlight=False, emoji=False).print(text, end="")
     return buffer.getvalue()
