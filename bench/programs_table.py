@@ -4,12 +4,14 @@
 
 Columns: before (the original as it comes, and with its CPU flags), after (the rewritten one as
 it comes; "unchanged" when fix left it for a person), probe (the rewritten program stops where
-the original does under the CUDA probe), and the problems `tests/test_programs.py` fails on.
+the original does under the CUDA probe), the problems `tests/test_programs.py` fails on, and
+the wall time of the check.
 """
 
 import argparse
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
@@ -26,15 +28,17 @@ def main() -> int:
     for program in programs():
         if opts.names and program.name not in opts.names:
             continue
+        start = time.perf_counter()
         with tempfile.TemporaryDirectory() as work:
             r = check(program, Path(work), opts.target)
+        seconds = time.perf_counter() - start
         before = "runs" if r.default_before.ok else "fails"
         if r.cpu_before is not None:
             before += " / CPU flags: " + ("runs" if r.cpu_before.ok else "fails")
         after = ("runs" if r.after.ok else "fails") if r.changed else ("unchanged, runs" if r.after.ok else "unchanged")
         probe = "regression" if probe_regression(r.probe_before, r.probe_after) else f"same ({r.probe_after['status']})"
         failing += bool(r.problems)
-        rows.append((r.name, r.shape, before, after, probe, "; ".join(r.problems)[:200] or "ok"))
+        rows.append((r.name, r.shape, before, after, probe, "; ".join(r.problems)[:200] or "ok", f"{seconds:.0f} s"))
         print(" | ".join(rows[-1]), flush=True)
     print(f"\n{len(rows) - failing}/{len(rows)} programs pass")
     return 0

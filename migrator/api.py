@@ -125,7 +125,7 @@ def scan_source(data: bytes | str, path: str, kind: str = "python", options: Sca
     """
     import libcst as cst
 
-    from .engine import scan_python, scan_text
+    from .engine import mark_blocked, scan_python, scan_text
 
     index = _index(options)
     is_test = is_test_path(path)
@@ -148,7 +148,8 @@ def scan_source(data: bytes | str, path: str, kind: str = "python", options: Sca
             source = module.code
         found = scan_python(module, path, index, options.target, is_test=is_test, source=source)
         lines = source.splitlines()
-        return apply_suppressions(found, lambda cell: lines, path=path, report_unused=unused)
+        # A file `fix` leaves whole (a CUDA-only call it cannot rewrite) has nothing fixable.
+        return mark_blocked(apply_suppressions(found, lambda cell: lines, path=path, report_unused=unused))
     text = _decode(raw)
     if kind == "notebook":
         return _scan_notebook(text, path, index, options, is_test)
@@ -160,7 +161,7 @@ def scan_source(data: bytes | str, path: str, kind: str = "python", options: Sca
 def _scan_notebook(text: str, path: str, index: "RuleIndex", options: ScanOptions, is_test: bool) -> list[Finding]:
     import libcst as cst
 
-    from .engine import scan_python, scan_text
+    from .engine import mark_blocked, scan_python, scan_text
     from .notebook import join_cells
 
     try:
@@ -179,8 +180,8 @@ def _scan_notebook(text: str, path: str, index: "RuleIndex", options: ScanOption
                             source=joined.source)
     findings.sort(key=lambda f: (f.cell or 0, f.span.line, f.span.column))
     cells = {i: c.source.splitlines() for i, c in enumerate(joined.notebook.cells, start=1) if c.cell_type == "code"}
-    return apply_suppressions(findings, lambda cell: cells.get(cell, []), path=path, cells=list(cells),
-                              report_unused=options.report_unused_noqa)
+    return mark_blocked(apply_suppressions(findings, lambda cell: cells.get(cell, []), path=path, cells=list(cells),
+                                           report_unused=options.report_unused_noqa))
 
 
 def _per_file_filter(options: ScanOptions) -> Callable[[Finding], bool]:
@@ -353,6 +354,8 @@ def fix_source(data: bytes | str, path: str, kind: str = "python", options: Scan
     lines = text.splitlines()
     findings = apply_suppressions(scan_text(text, path, kind, index, options.target, is_test=is_test),
                                   lambda cell: lines, path=path)
+    if only is not None:
+        findings = [f for f in findings if (f.rule_id, f.span.line, f.span.column) == only]
     return fix_text_lines(text, findings, options.target, unsafe=unsafe, file_kind=kind)
 
 

@@ -33,7 +33,7 @@ from .findings import Finding
 from .resolve import dotted_name
 from .values import ModuleValues, Parents, cuda_branch
 
-__all__ = ["hold_back", "manual_seed_duplicate", "sizes_processes", "already_guarded", "script_device_type"]
+__all__ = ["hold_back", "manual_seed_duplicate", "sizes_processes", "already_guarded", "script_device_type", "blocks"]
 
 
 def _descendants(node: cst.CSTNode) -> set[int]:
@@ -197,7 +197,8 @@ def _numpy_conversions(module: cst.Module) -> list[cst.Call]:
 
 
 def manual_seed_duplicate(finding: Finding, module: cst.Module, parents: Parents) -> cst.SimpleStatementLine | None:
-    """The statement `torch.cuda.manual_seed(s)` when `torch.manual_seed(s)` precedes it in the same block."""
+    """The statement `torch.cuda.manual_seed(s)` when `torch.manual_seed(s)` precedes it in the same
+    block, or is the very next statement (no CUDA random numbers can be drawn in between)."""
     call = finding.plan.context.get("call") if finding.plan else None
     if call is None:
         return None
@@ -211,7 +212,8 @@ def manual_seed_duplicate(finding: Finding, module: cst.Module, parents: Parents
     if not isinstance(body, (list, tuple)) or line not in body:
         return None
     args = module.code_for_node(call).split("(", 1)[1]
-    for stmt in body[: body.index(line)]:
+    at = body.index(line)
+    for stmt in [*body[:at], *body[at + 1: at + 2]]:
         code = module.code_for_node(stmt).strip()
         if code.endswith(f"manual_seed({args}") and ".cuda." not in code and code.split("(", 1)[0].endswith("torch.manual_seed"):
             return line
@@ -264,3 +266,18 @@ def script_device_type(node: cst.CSTNode, values: ModuleValues, parents: Parents
                 return None  # module level: the name may be set below this line
             return name
     return None
+
+
+def blocks(finding: Finding, fixable: bool) -> bool:
+    """Whether `finding` keeps its file on CUDA after every other fix (a blocker).
+
+    A blocker is a device, runtime or distributed finding (the CUDA-only calls that fail without
+    CUDA) that `fix` cannot rewrite (`fixable` False), outside a CUDA-only branch, whose rule's
+    code does not run harmlessly without CUDA. `fix` leaves a file with a blocker unchanged
+    unless told `--partial`, and `scan` marks none of its findings fixable.
+    """
+    if fixable or finding.plan is None or finding.plan.node is None:
+        return False
+    if finding.plan.context.get("manual_reason") or finding.plan.rule.raw.get("runs_without_cuda"):
+        return False
+    return finding.category in ("device", "runtime", "distributed") and finding.severity is not None and finding.severity.rank > 0

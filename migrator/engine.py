@@ -20,7 +20,7 @@ from .walk import walk
 from .resolve import dotted_name, import_bindings, imported_modules, module_bindings
 from .values import ModuleValues, Parents, ScopeValues, cuda_branch, is_cuda_test
 
-__all__ = ["RuleIndex", "Candidate", "scan_python", "scan_text", "ParseFailure"]
+__all__ = ["RuleIndex", "Candidate", "scan_python", "scan_text", "ParseFailure", "mark_blocked"]
 
 CUDA_DEVICE = re.compile(r"^cuda(?::(\d+))?$")
 DEVICE_NAME = re.compile(r"(^|_)(device|dev)$", re.IGNORECASE)
@@ -845,6 +845,7 @@ def scan_python(
     is_test: bool = False,
     line_map: Any = None,
     source: str | None = None,
+    whole_file: bool = False,
 ) -> list[Finding]:
     """Match one parsed module; return findings in source order.
 
@@ -855,6 +856,9 @@ def scan_python(
         target: `portable`, `neuron`, `xla` or `inf1`: decides severities, messages and fixes.
         line_map: optional callable line -> (cell, line) for notebooks.
         source: the module's text if known (saves generating it again).
+        whole_file: mark no finding fixable when the file has a blocker (`mark_blocked`). The
+            scan API applies that after suppressions instead; the fixer decides with what it can
+            render, and `--partial`.
     """
     collector = _Collector(index, module, path)
     walk(module, collector)
@@ -882,7 +886,30 @@ def scan_python(
         findings.append(_finding(cand, path, target, Span(line, column + 1, end_line, end_column + 1),
                                  _snippet(module, cand.node), cell, is_test))
     findings.sort(key=lambda f: (f.cell or 0, f.span.line, f.span.column, f.rule_id))
+    if whole_file:
+        findings = mark_blocked(findings)
     return findings
+
+
+def mark_blocked(findings: list[Finding]) -> list[Finding]:
+    """In a file with a blocker, no finding is fixable: `fix` leaves the file whole (see coupling.blocks)."""
+    from dataclasses import replace
+
+    from .coupling import blocks
+
+    blocker = next((f for f in findings if blocks(f, f.fix is not None and f.fix.available)), None)
+    if blocker is None:
+        return findings
+    where = f"`{blocker.snippet}` ({blocker.rule_id}, line {blocker.span.line})"
+    out = []
+    for finding in findings:
+        if finding.fix is not None and finding.fix.available and finding.plan is not None:
+            finding.plan.context = {**finding.plan.context, "manual_reason": (
+                f"not rewritten: {where} has no automatic rewrite, so the file would still need CUDA; "
+                "change it by hand and run fix again, or pass --partial")}
+            finding = replace(finding, fix=replace(finding.fix, available=False))
+        out.append(finding)
+    return out
 
 
 def _mark_cuda_only(collector: "_Collector", module: cst.Module) -> list[Candidate]:
@@ -925,6 +952,8 @@ def _finding(cand: Candidate, path: str, target: str, span: Span, snippet: str, 
             available = line is not None and ("when" not in entry or re.search(entry["when"], line) is not None)
         if cand.context.get("manual_reason"):
             available = False
+        if available and rule.fix["kind"] == "template" and "expr" not in entry and cand.values.get("name") not in entry.get("by_name", {}):
+            available = False  # `by_name` has no rewrite for this name
         fix = Fix(
             title=(entry or {}).get("title", rule.fix["title"]),
             safety=Safety((entry or {}).get("safety", rule.fix["safety"])),

@@ -18,7 +18,7 @@ from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor
 
 from .catalogue import load_targets
-from .coupling import already_guarded, hold_back, manual_seed_duplicate, script_device_type, sizes_processes
+from .coupling import already_guarded, blocks, hold_back, manual_seed_duplicate, script_device_type, sizes_processes
 from .engine import Candidate
 from .findings import Finding, Safety
 from .outcome import FixOutcome, allowed
@@ -317,20 +317,6 @@ class _Requote(cst.CSTTransformer):
         return updated_node
 
 
-def _blocks(finding: Finding, rendered: dict[Any, Any], held: dict[int, str], unsafe: bool) -> bool:
-    """Whether `finding` keeps the program on CUDA after every other fix: a CUDA-only device,
-    runtime or distributed call with no automatic rewrite, reached on every device."""
-    if id(finding) in rendered or id(finding) in held or finding.plan is None or finding.plan.node is None:
-        return False
-    if finding.plan.context.get("manual_reason") or finding.plan.rule.raw.get("runs_without_cuda"):
-        return False
-    if finding.category not in ("device", "runtime", "distributed") or finding.severity is None or finding.severity.rank == 0:
-        return False
-    if finding.fix is not None and finding.fix.available and finding.fix.safety is Safety.UNSAFE and not unsafe:
-        return False  # rerun with --unsafe-fixes
-    return True
-
-
 def _left_whole(source: str, findings: list[Finding], blockers: list[Finding], reasons: dict[tuple[str, str], str],
                 unsafe: bool) -> FixOutcome:
     """The file unchanged: every finding left for a person, the blockers with their own reason."""
@@ -583,7 +569,7 @@ def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False,
         held = hold_back(module, findings, lambda f: id(f) in rendered, rendered.get("parents"),
                          _line_mapper(source, module.code)) if rendered else {}
         if not partial and only is None and findings is initial and renderer:
-            blockers = [f for f in findings if _blocks(f, rendered, held, unsafe)]
+            blockers = [f for f in findings if id(f) not in held and blocks(f, id(f) in rendered)]
             if blockers:
                 return _left_whole(source, findings, blockers, reasons, unsafe)
         for finding in findings:

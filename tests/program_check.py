@@ -216,26 +216,35 @@ def check(program: Path, work: Path, target: str = "portable") -> Report:
     fixed_args = launch_args(fixed, meta)  # what the migrated launch script passes
     cpu_args = meta.get("cpu_args")
     cpu_launcher = meta.get("cpu_launcher") or launcher
-    # Each check gets its own copy: programs write checkpoints into their working directory.
-    copies = {}
-    for key, base in (("probe_before", original), ("probe_after", fixed), ("default_before", original), ("after", fixed),
-                      ("cpu_before", original), ("cpu_after_flags", fixed)):
-        copies[key] = work / key
-        shutil.copytree(base, copies[key])
+    # Each run gets its own copy: programs write checkpoints into their working directory. A run
+    # asked twice (an auto-detecting program's CPU arguments are its GPU ones) is made once.
     skipped = {"status": "not run"}
-    jobs = {
-        # The xla target replaces the GPU path on purpose: the probe applies to the other targets.
-        "probe_before": (lambda: probe(meta, copies["probe_before"])) if target != "xla" else (lambda: skipped),
-        "probe_after": (lambda: probe(meta, copies["probe_after"])) if target != "xla" else (lambda: skipped),
-        "default_before": lambda: run(meta, copies["default_before"], args, launcher),
-        "after": lambda: run(meta, copies["after"], fixed_args, launcher),
+    plans = {
+        "probe_before": ("probe", original, None, None),
+        "probe_after": ("probe", fixed, None, None),
+        "default_before": ("run", original, tuple(map(str, args)), launcher),
+        "after": ("run", fixed, tuple(map(str, fixed_args)), launcher),
     }
     if cpu_args is not None:
-        jobs["cpu_before"] = lambda: run(meta, copies["cpu_before"], cpu_args, cpu_launcher)
-        jobs["cpu_after_flags"] = lambda: run(meta, copies["cpu_after_flags"], cpu_args, cpu_launcher)
+        plans["cpu_before"] = ("run", original, tuple(map(str, cpu_args)), cpu_launcher)
+        plans["cpu_after_flags"] = ("run", fixed, tuple(map(str, cpu_args)), cpu_launcher)
+    unique: dict[tuple, str] = {}
+    for key, plan in plans.items():
+        unique.setdefault(plan, key)
+
+    def job(plan: tuple, name: str):
+        kind, base, run_args, run_launcher = plan
+        folder = work / name
+        shutil.copytree(base, folder)
+        if kind == "probe":
+            # The xla target replaces the GPU path on purpose: the probe applies to the other targets.
+            return probe(meta, folder) if target != "xla" else skipped
+        return run(meta, folder, list(run_args), run_launcher)
+
     with ThreadPoolExecutor(max_workers=WORKERS) as pool:
-        futures = {key: pool.submit(job) for key, job in jobs.items()}
-        results = {key: f.result() for key, f in futures.items()}
+        futures = {plan: pool.submit(job, plan, name) for plan, name in unique.items()}
+        done = {plan: f.result() for plan, f in futures.items()}
+    results = {key: done[plan] for key, plan in plans.items()}
     report = Report(program.name, meta.get("shape", ""), results["probe_before"], results["probe_after"],
                     results.get("cpu_before"), results.get("cpu_after_flags"), results["after"], results["default_before"],
                     changed, fix_output, float(meta.get("tolerance", 1e-5)), args, cpu_args)

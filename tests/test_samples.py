@@ -101,7 +101,7 @@ def test_migrated_notebook_keeps_outputs_and_metadata(tmp_path, cli):
     assert after["metadata"] == before["metadata"] and len(after["cells"]) == len(before["cells"])
     for old, new in zip(before["cells"], after["cells"]):
         assert {k: v for k, v in old.items() if k != "source"} == {k: v for k, v in new.items() if k != "source"}
-    assert "!neuron-ls\n" in after["cells"][1]["source"] and "cuda" not in "".join(after["cells"][2]["source"])
+    assert "!if command -v neuron-ls >/dev/null 2>&1; then neuron-ls; else nvidia-smi; fi\n" in after["cells"][1]["source"] and "cuda" not in "".join(after["cells"][2]["source"])
 
 
 def test_second_fix_run_changes_nothing_on_any_sample(tmp_path, cli):

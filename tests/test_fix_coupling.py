@@ -1,0 +1,217 @@
+"""What `fix` rewrites together, holds back, or leaves whole (the coupling of fixes), run as a user would.
+
+Each test rewrites a small program and checks what a user would notice: the kind of a replaced
+value, that a rewritten program runs on this CPU-only host (real PyTorch), or that a coupled
+group stays as it was with a reason that names its partner.
+"""
+
+import subprocess
+import sys
+
+from migrator import ScanOptions
+from migrator.api import fix_source
+
+
+def fix(source, target="portable", unsafe=False, partial=False):
+    return fix_source(source, "train.py", options=ScanOptions(target=target), unsafe=unsafe, partial=partial)
+
+
+def run(source, tmp_path, *args):
+    path = tmp_path / "prog.py"
+    path.write_text(source)
+    return subprocess.run([sys.executable, str(path), *args], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+
+
+def test_a_device_held_as_text_stays_text_and_string_tests_keep_working(tmp_path):
+    source = (
+        "import torch\n"
+        "device = 'cuda'\n"
+        "device_type = 'cuda' if 'cuda' in device else 'cpu'\n"
+        "config = {k: v for k, v in dict(globals()).items() if isinstance(v, (int, float, bool, str))}\n"
+        "assert isinstance(device, str) and 'device' in config\n"
+        "if device == 'cpu':\n"
+        "    print('cpu branch', device_type)\n"
+        "x = torch.ones(2).to(device)\n"
+        "print('RESULT', float(x.sum()))\n"
+    )
+    assert run(source, tmp_path).returncode != 0  # "cuda" on a CPU-only host
+    out = fix(source)
+    assert "device = DEVICE.type" in out.source
+    assert "device_type = torch.device(device).type" in out.source
+    proc = run(out.source, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "cpu branch cpu" in proc.stdout and "RESULT 2.0" in proc.stdout
+
+
+def test_an_index_stays_an_index_and_the_cpu_gets_no_index(tmp_path):
+    source = (
+        "import io\n"
+        "import torch\n"
+        "gpu_id = 0\n"
+        "model = torch.nn.Linear(2, 2).to(gpu_id)\n"
+        "buffer = io.BytesIO()\n"
+        "torch.save(model.state_dict(), buffer)\n"
+        "buffer.seek(0)\n"
+        "loc = f'cuda:{gpu_id}'\n"
+        "state = torch.load(buffer, map_location=loc)\n"
+        "print('RESULT', len(state))\n"
+    )
+    out = fix(source)
+    assert "gpu_id = 0" in out.source  # the index itself is kept
+    assert ".to(accelerator_device(gpu_id))" in out.source
+    assert "loc = str(accelerator_device(gpu_id))" in out.source
+    proc = run(out.source, tmp_path)
+    assert proc.returncode == 0, proc.stderr  # no "cpu:0" for torch.load
+    assert "RESULT 2" in proc.stdout
+
+
+def test_a_backend_chosen_through_a_name_argparse_or_the_environment_follows_the_device():
+    source = (
+        "import argparse, os\n"
+        "import torch.distributed as dist\n"
+        "backend = 'nccl'\n"
+        "parser = argparse.ArgumentParser()\n"
+        "parser.add_argument('--dist-backend', default='nccl')\n"
+        "env_backend = os.environ.get('DIST_BACKEND', 'nccl')\n"
+        "def main():\n"
+        "    dist.init_process_group(backend=backend)\n"
+    )
+    out = fix(source)
+    assert "'nccl'" not in out.source and '"nccl"' not in out.source
+    assert out.source.count("get_default_backend_for_device(DEVICE)") == 3
+
+
+def test_process_counts_for_mp_spawn_are_at_least_one():
+    source = (
+        "import torch\n"
+        "import torch.multiprocessing as mp\n"
+        "def main(rank, world_size):\n"
+        "    pass\n"
+        "if __name__ == '__main__':\n"
+        "    world_size = torch.cuda.device_count()\n"
+        "    mp.spawn(main, args=(world_size,), nprocs=world_size)\n"
+        "    print(torch.cuda.device_count() > 1)\n"
+    )
+    out = fix(source)
+    assert "world_size = max(torch.accelerator.device_count(), 1)" in out.source
+    assert "print(torch.accelerator.device_count() > 1)" in out.source  # a count, not a process count
+
+
+def test_a_guard_is_rewritten_only_with_the_cuda_only_code_it_guards():
+    paired = "import torch\nuse_bf16 = torch.cuda.is_available() and torch.cuda.is_bf16_supported()\n"
+    out = fix(paired)
+    assert "torch.accelerator.is_available() and (torch.cuda.is_bf16_supported() if DEVICE.type == \"cuda\"" in out.source
+    stuck = "import torch\nif torch.cuda.is_available():\n    major, _ = torch.cuda.get_device_capability()\n"
+    out = fix(stuck, partial=True)
+    assert out.source == stuck  # the guard stays: rewriting it alone would run the capability query without CUDA
+    reasons = {f.rule_id: why for f, why in out.manual}
+    assert "NRN212" in reasons["NRN201"] and "get_device_capability" in reasons["NRN201"]
+
+
+def test_cuda_only_branches_are_left_as_they_are_without_a_second_guard():
+    source = (
+        "import torch\n"
+        "device = 'cuda'\n"
+        "if device == 'cuda':\n"
+        "    torch.cuda.synchronize()\n"
+        "if torch.cuda.is_available():\n"
+        "    torch.cuda.synchronize()\n"
+    )
+    out = fix(source)
+    lines = out.source.splitlines()
+    assert "    torch.cuda.synchronize()" in lines  # inside `if device == "cuda":`
+    assert "if torch.accelerator.is_available():" in lines
+    assert "    torch.accelerator.synchronize()" in lines  # no nested second guard
+    assert out.source.count("is_available()") == 1
+
+
+def test_a_stream_is_not_rewritten_without_the_stream_selection_that_uses_it():
+    source = "import torch\ndef copy(x):\n    s = torch.cuda.Stream()\n    torch.cuda.current_stream().wait_stream(s)\n"
+    out = fix(source, partial=True)
+    assert out.source == source
+    assert any(f.rule_id == "NRN208" and "NRN211" in why for f, why in out.manual)
+
+
+def test_a_float32_model_is_not_fed_float64_numpy_data(tmp_path):
+    source = (
+        "import numpy as np\n"
+        "import torch\n"
+        "data = torch.from_numpy(np.sin(np.arange(12.0)).reshape(3, 4))\n"
+        "model = torch.nn.Linear(4, 1).double()\n"
+        "print('RESULT', float(model(data).sum()) != 0)\n"
+    )
+    out = fix(source, unsafe=True)
+    assert ".double()" in out.source  # left whole: the data stays float64
+    assert any(f.rule_id == "NRN303" and "from_numpy" in why for f, why in out.manual)
+    assert run(out.source, tmp_path).returncode == 0
+
+
+def test_a_duplicate_cuda_seed_is_deleted_not_duplicated():
+    source = "import torch\ntorch.manual_seed(0)\ntorch.cuda.manual_seed(0)\nx = 1\n"
+    out = fix(source)
+    assert out.source == "import torch\ntorch.manual_seed(0)\nx = 1\n"
+    assert [f.fix.safety.value for f in out.applied] == ["safe"]
+
+
+def test_a_file_with_a_blocker_is_left_whole_unless_partial():
+    source = "import torch\nx = torch.ones(2).cuda()\ng = torch.cuda.CUDAGraph()\n"
+    whole = fix(source)
+    assert whole.source == source and not whole.applied
+    reasons = {f.rule_id: why for f, why in whole.manual}
+    assert reasons["NRN209"].startswith("blocks this file")
+    assert "torch.cuda.CUDAGraph" in reasons["NRN101"] and "--partial" in reasons["NRN101"]
+    partial = fix(source, partial=True)
+    assert ".to(DEVICE)" in partial.source and "torch.cuda.CUDAGraph()" in partial.source
+
+
+def test_the_scripts_own_device_type_is_reused():
+    source = (
+        "import torch\n"
+        "device = 'cuda'\n"
+        "device_type = 'cuda' if 'cuda' in device else 'cpu'\n"
+        "def train():\n"
+        "    scaler = torch.cuda.amp.GradScaler()\n"
+    )
+    out = fix(source)
+    assert "torch.amp.GradScaler(device_type)" in out.source
+
+
+def test_a_storage_moves_with_the_keyword_its_to_takes(tmp_path):
+    source = (
+        "import io\n"
+        "import torch\n"
+        "buffer = io.BytesIO()\n"
+        "torch.save({'w': torch.ones(2)}, buffer)\n"
+        "buffer.seek(0)\n"
+        "gpu = 0\n"
+        "state = torch.load(buffer, map_location=lambda storage, loc: storage.cuda(gpu))\n"
+        "print('RESULT', float(state['w'].sum()))\n"
+    )
+    out = fix(source)
+    assert "storage.to(device=accelerator_device(gpu))" in out.source
+    proc = run(out.source, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_fixed_code_is_not_reported_again():
+    source = "import torch\nuse_bf16 = torch.cuda.is_available() and torch.cuda.is_bf16_supported()\nx = torch.ones(1).to('cuda:0')\n"
+    out = fix(source)
+    again = fix(out.source)
+    assert again.source == out.source and not again.manual
+
+
+def test_sarif_gives_each_shell_finding_its_own_edit(cli, tmp_path):
+    import json
+
+    script = tmp_path / "launch.sh"
+    script.write_text("#!/bin/sh\nexport CUDA_VISIBLE_DEVICES=0\nnvidia-smi\npython train.py --device cuda\n")
+    sarif = json.loads(cli("scan", script, "--format", "sarif", "--exit-zero").stdout)
+    edits = {}
+    for result in sarif["runs"][0]["results"]:
+        line = result["locations"][0]["physicalLocation"]["region"]["startLine"]
+        for fix in result.get("fixes", []):
+            for change in fix["artifactChanges"]:
+                for replacement in change["replacements"]:
+                    edits.setdefault(result["ruleId"], set()).add((line, replacement["insertedContent"]["text"]))
+    assert all("neuron-ls" in text for _, text in edits.get("NRN702", set()))
+    assert not any("neuron-ls" in text for rule, found in edits.items() if rule != "NRN702" for _, text in found)
