@@ -19,6 +19,7 @@ from .positions import node_ranges
 from .walk import walk
 from .resolve import dotted_name, import_bindings, imported_modules, module_bindings
 from .values import ModuleValues, Parents, ScopeValues, cuda_branch, is_cuda_test
+from .values import string_value as _string_value
 
 __all__ = ["RuleIndex", "Candidate", "scan_python", "scan_text", "ParseFailure", "mark_blocked"]
 
@@ -285,16 +286,6 @@ def _literal_token(pattern: str) -> str:
             if all(piece in " ".join(literals(b)) for b in branches[1:]):
                 best = piece
     return best
-
-
-def _string_value(node: cst.CSTNode) -> str | None:
-    if isinstance(node, cst.SimpleString):
-        try:
-            value = node.evaluated_value
-        except Exception:  # noqa: BLE001 - malformed escapes: not a device string
-            return None
-        return value if isinstance(value, str) else None
-    return None
 
 
 def _literal(value: cst.BaseExpression) -> Any:

@@ -23,7 +23,7 @@ import libcst as cst
 from .resolve import dotted_name
 from .walk import walk
 
-__all__ = ["ScopeValues", "ModuleValues", "Parents", "INDEX_NAME", "is_index_attribute", "is_cuda_test", "cuda_branch"]
+__all__ = ["ScopeValues", "ModuleValues", "Parents", "INDEX_NAME", "is_index_attribute", "is_cuda_test", "cuda_branch", "string_value"]
 
 # Names that, by the conventions of public training scripts, hold a device index (an int).
 INDEX_NAME = re.compile(r"^(gpu|gpus?_?id|gpu_?idx|gpu_?index|local_?rank|rank|device_?id|device_?idx|device_?index|"
@@ -230,7 +230,8 @@ class Parents:
         return next((p for _, p in self.chain(node) if isinstance(p, (cst.FunctionDef, cst.Lambda))), None)
 
 
-def _string(node: cst.BaseExpression) -> str | None:
+def string_value(node: cst.CSTNode) -> str | None:
+    """The text of a plain string literal, else None."""
     if isinstance(node, cst.SimpleString):
         try:
             value = node.evaluated_value
@@ -249,7 +250,7 @@ def is_cuda_test(test: cst.BaseExpression) -> bool:
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
         op = test.comparisons[0].operator
         if isinstance(op, (cst.Equal, cst.Is, cst.In)):
-            values = (_string(test.left), _string(test.comparisons[0].comparator))
+            values = (string_value(test.left), string_value(test.comparisons[0].comparator))
             return any(v is not None and (v == "cuda" or v.startswith("cuda:")) for v in values)
     return False
 
