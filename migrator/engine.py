@@ -553,7 +553,10 @@ class _Collector(cst.CSTVisitor):
         if ctx:
             self._set_ctx(node.body, ctx)
             self._set_ctx(node.orelse, ctx)
-        guard = self._cuda_guard(node.test)
+        # Only the bare test is the "silently falls back to CPU" shape: with more conditions
+        # (`is_available() and not args.no_cuda`) the script's own choice must survive, so the
+        # string and the guard are rewritten one by one instead.
+        guard = self._cuda_guard(node.test) if isinstance(node.test, cst.Call) else None
         branch = next((b for b in (node.body, node.orelse) if CUDA_DEVICE.match(_string_value(b) or "")), None)
         if guard is not None and branch is not None:
             for rule in self.index.device_strings.get("guarded", []):

@@ -215,3 +215,9 @@ def test_sarif_gives_each_shell_finding_its_own_edit(cli, tmp_path):
                     edits.setdefault(result["ruleId"], set()).add((line, replacement["insertedContent"]["text"]))
     assert all("neuron-ls" in text for _, text in edits.get("NRN702", set()))
     assert not any("neuron-ls" in text for rule, found in edits.items() if rule != "NRN702" for _, text in found)
+
+
+def test_a_guarded_choice_keeps_the_scripts_own_flag():
+    source = "import torch\ndef pick(args):\n    return torch.device('cuda' if torch.cuda.is_available() and not args.no_cuda else 'cpu')\n"
+    out = fix(source)
+    assert "not args.no_cuda" in out.source and "torch.accelerator.is_available()" in out.source
