@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import codecs
 import difflib
 import os
 import re
@@ -18,8 +19,9 @@ from typing import TYPE_CHECKING, Callable, Sequence
 from .catalogue import Catalogue, load_catalogue
 from .discover import discover, is_test_path
 from .findings import Finding, Severity, Span
-from .fsutil import ChangedOnDisk, atomic_write, digest
-from .suppress import apply_suppressions
+from .fsutil import ChangedOnDisk, Unreadable, atomic_write, digest, read_limited
+from .lines import printable, split_lines
+from .suppress import apply_suppressions, python_comment_lines
 
 if TYPE_CHECKING:
     from .engine import RuleIndex
@@ -42,8 +44,12 @@ class ScanOptions:
             relative to `root` (the folder of the configuration file).
         extend_rules: extra rule folders (team rules, NRN9xx).
         report_unused_noqa: report `# noqa` codes that suppress nothing (NRN001).
-        jobs: worker processes (1 = in process).
-        cache_dir: where to keep results between runs (None = no cache).
+        jobs: worker processes (1 = in process; never more than the CPUs or the files).
+        force_exclude: apply `exclude` to files named in `paths` too (pre-commit names each file).
+        cache_dir: where to keep results between runs (None = no cache; the CLI uses the
+            user cache folder, see `cache.user_cache_dir`).
+        max_file_size: files larger than this many bytes are not read (one NRN000 finding
+            instead); parsing costs about 500 bytes of memory per byte of Python source.
         progress: callback(done, total) after each file, for progress bars.
     """
 
@@ -57,6 +63,8 @@ class ScanOptions:
     report_unused_noqa: bool = False
     jobs: int = 1
     cache_dir: Path | None = None
+    force_exclude: bool = False
+    max_file_size: int = 5 * 1024 * 1024  # the largest .py file in PyTorch 2.13 is 1.3 MiB
     test_files: str = "scan"
     progress: Callable[[int, int], None] | None = field(default=None, compare=False, repr=False)
 
@@ -70,6 +78,11 @@ class ScanReport:
     lines: int = 0
     seconds: float = 0.0
     cached: int = 0
+
+    @property
+    def internal_errors(self) -> int:
+        """Files on which the tool itself failed (NRN000 internal-error; the CLI exits 2)."""
+        return sum(1 for f in self.findings if f.rule_name == "internal-error")
 
     def count_at_or_above(self, level: Severity) -> int:
         return sum(1 for f in self.findings if f.severity.rank >= level.rank)
@@ -95,20 +108,57 @@ def _index(options: ScanOptions) -> "RuleIndex":
     return _INDEX_CACHE[key]
 
 
-def _parse_error(path: str, message: str, line: int = 1, column: int = 1, cell: int | None = None) -> Finding:
+def _parse_error(path: str, message: str, line: int = 1, column: int = 1, cell: int | None = None,
+                 prefix: str = "file not scanned: ") -> Finding:
     return Finding(
         rule_id="NRN000", rule_name="parse-error", category="tool", severity=Severity.WARNING,
-        path=path, span=Span(line, column, line, column), message=f"file not scanned: {message}", cell=cell,
+        path=path, span=Span(line, column, line, column), message=f"{prefix}{message}", cell=cell,
         snippet=message,
     )
 
 
+def _internal_error(path: str, exc: BaseException) -> Finding:
+    """A bug in the tool on one file: reported, the run goes on, and the exit code becomes 2."""
+    return replace(_parse_error(path, f"internal error: {exc!r}"), rule_name="internal-error")
+
+
+# UTF-32 first: its little-endian BOM starts with UTF-16's.
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"),
+         (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
+
+
+def _wide_encoding(data: bytes) -> str | None:
+    """`utf-16-le` and the like for a UTF-16/32 file (by its BOM), else None."""
+    for bom, name in _BOMS:
+        if data.startswith(bom):
+            return name
+    return None
+
+
 def _decode(data: bytes) -> str:
-    """Text of a non-Python file: UTF-8 (BOM allowed), else Latin-1 as a lossless fallback."""
+    """Text of a non-Python file: UTF-8 (BOM allowed), UTF-16/32 with a BOM (Windows editors
+    save requirements files so), else Latin-1 as a lossless fallback."""
+    wide = _wide_encoding(data)
+    if wide:
+        try:
+            return data[4 if "32" in wide else 2:].decode(wide)
+        except UnicodeDecodeError:
+            pass
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:
         return data.decode("latin-1")
+
+
+def _unparsable(raw: bytes) -> str | None:
+    """Why a Python source must not reach libcst (see guard.py), or None."""
+    from .guard import too_complex
+
+    if _wide_encoding(raw):
+        return f"encoded as {_wide_encoding(raw)[:6].upper()}, which Python cannot run; save it as UTF-8"
+    if b"\x00" in raw:
+        return "the file contains null bytes (binary, or UTF-16 without a byte-order mark)"
+    return too_complex(raw)
 
 
 def scan_source(data: bytes | str, path: str, kind: str = "python", options: ScanOptions = ScanOptions()) -> list[Finding]:
@@ -123,17 +173,34 @@ def scan_source(data: bytes | str, path: str, kind: str = "python", options: Sca
         Findings in source order, `# noqa` suppressions applied; a file that cannot be decoded
         or parsed yields one `NRN000` finding instead (the scan goes on).
     """
+    index = _index(options)
+    is_test = is_test_path(path)
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    unused = options.report_unused_noqa
+    try:
+        findings = _scan_source(raw, path, kind, options, index, is_test, unused)
+    except RecursionError:
+        findings = [_parse_error(path, "too deeply nested to scan")]
+    timed_out = index.take_timeouts()
+    if timed_out:
+        findings.append(_parse_error(path, f"rule {', '.join(timed_out)}: pattern search ran out of time "
+                                           "on this file; those matches are missing", prefix="file partly scanned: "))
+    return findings
+
+
+def _scan_source(raw: bytes, path: str, kind: str, options: ScanOptions, index: "RuleIndex", is_test: bool,
+                 unused: bool) -> list[Finding]:
     import libcst as cst
 
     from .engine import mark_blocked, scan_python, scan_text
 
-    index = _index(options)
-    is_test = is_test_path(path)
-    raw = data.encode("utf-8") if isinstance(data, str) else data
-    unused = options.report_unused_noqa
     if kind == "python":
-        if not index.python_may_match(raw, path) and not (unused and b"noqa" in raw):
+        # A UTF-16 file hides its text from the byte-level prefilter: it is reported, not passed.
+        if not (index.python_may_match(raw, path) or (unused and b"noqa" in raw) or b"\x00" in raw):
             return []
+        problem = _unparsable(raw)
+        if problem:
+            return [_parse_error(path, problem)]
         try:
             module = cst.parse_module(raw)
         except cst.ParserSyntaxError as exc:
@@ -147,13 +214,13 @@ def scan_source(data: bytes | str, path: str, kind: str = "python", options: Sca
         except (UnicodeDecodeError, LookupError):
             source = module.code
         found = scan_python(module, path, index, options.target, is_test=is_test, source=source)
-        lines = source.splitlines()
+        lines = python_comment_lines(split_lines(source))
         # A file `fix` leaves whole (a CUDA-only call it cannot rewrite) has nothing fixable.
         return mark_blocked(apply_suppressions(found, lambda cell: lines, path=path, report_unused=unused))
     text = _decode(raw)
     if kind == "notebook":
         return _scan_notebook(text, path, index, options, is_test)
-    lines = text.splitlines()
+    lines = split_lines(text)
     found = scan_text(text, path, kind, index, options.target, is_test=is_test)
     return apply_suppressions(found, lambda cell: lines, path=path, report_unused=unused)
 
@@ -169,6 +236,9 @@ def _scan_notebook(text: str, path: str, index: "RuleIndex", options: ScanOption
     except ValueError as exc:
         return [_parse_error(path, str(exc))]
     findings: list[Finding] = []
+    problem = _unparsable(joined.source.encode("utf-8", "surrogatepass"))
+    if problem:
+        return [_parse_error(path, problem)]
     for cell, first, shell in joined.shell:
         findings += scan_text(shell, path, "shell", index, options.target, is_test=is_test, cell=cell, line_offset=first - 1)
     try:
@@ -179,7 +249,8 @@ def _scan_notebook(text: str, path: str, index: "RuleIndex", options: ScanOption
     findings += scan_python(module, path, index, options.target, is_test=is_test, line_map=joined.locate,
                             source=joined.source)
     findings.sort(key=lambda f: (f.cell or 0, f.span.line, f.span.column))
-    cells = {i: c.source.splitlines() for i, c in enumerate(joined.notebook.cells, start=1) if c.cell_type == "code"}
+    cells = {i: python_comment_lines(split_lines(c.source))
+             for i, c in enumerate(joined.notebook.cells, start=1) if c.cell_type == "code"}
     return mark_blocked(apply_suppressions(findings, lambda cell: cells.get(cell, []), path=path, cells=list(cells),
                                            report_unused=options.report_unused_noqa))
 
@@ -210,13 +281,25 @@ def _test_policy(f: Finding, policy: str) -> Finding:
     return replace(f, severity=_LOWER[f.severity]) if policy == "lower" and f.is_test else f
 
 
+def _read(path: str, options: ScanOptions) -> bytes | Finding:
+    """The file's bytes, or the NRN000 finding that says why it was not read."""
+    try:
+        return read_limited(path, options.max_file_size)
+    except Unreadable as exc:
+        return _parse_error(Path(path).as_posix(), str(exc))
+    except OSError as exc:
+        return _parse_error(Path(path).as_posix(), f"cannot read: {exc.strerror or exc}")
+
+
 def _scan_file(args: tuple[str, str, ScanOptions]) -> tuple[list[Finding], int]:
     path, kind, options = args
+    data = _read(path, options)
+    if isinstance(data, Finding):
+        return [data], 0
     try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        return [_parse_error(path, f"cannot read: {exc.strerror}")], 0
-    findings = scan_source(data, Path(path).as_posix(), kind, options)
+        findings = scan_source(data, Path(path).as_posix(), kind, options)
+    except Exception as exc:  # noqa: BLE001 - one file's crash is reported, the run goes on (exit 2)
+        findings = [_internal_error(Path(path).as_posix(), exc)]
     # Results cross processes and the cache: CST nodes stay in the process that parsed them.
     return [_strip(f) for f in findings] if options.jobs > 1 or options.cache_dir else findings, data.count(b"\n")
 
@@ -239,18 +322,19 @@ def scan_paths(paths: Sequence[str | os.PathLike[str]], options: ScanOptions = S
 
     start = time.perf_counter()
     catalogue = catalogue_for(options)  # fail early on a broken catalogue
-    files = [(str(p), kind) for p, kind in discover(paths, options.exclude)]
+    unlisted: list[tuple[Path, str]] = []
+    files = [(str(p), kind) for p, kind in discover(paths, options.exclude, force_exclude=options.force_exclude,
+                                                    root=options.root, errors=unlisted)]
     report = ScanReport(files=len(files))
+    report.findings.extend(_parse_error(folder.as_posix(), why, prefix="folder not scanned: ") for folder, why in unlisted)
     cache = ResultCache.open(options.cache_dir, catalogue, options) if options.cache_dir else None
     results: dict[str, tuple[list[Finding], int]] = {}
     todo: list[tuple[str, str, ScanOptions]] = []
     digests: dict[str, str] = {}
     for path, kind in files:
         if cache is not None:
-            try:
-                digests[path] = digest(Path(path).read_bytes())
-            except OSError:
-                digests[path] = ""
+            data = _read(path, options)
+            digests[path] = "" if isinstance(data, Finding) else digest(data)
             hit = cache.get(path, digests[path])
             if hit is not None:
                 results[path] = hit
@@ -261,9 +345,9 @@ def scan_paths(paths: Sequence[str | os.PathLike[str]], options: ScanOptions = S
     if options.progress:
         options.progress(done, len(files))
     # Starting worker processes costs more than parsing a few ordinary files (pre-commit).
-    size = sum(os.path.getsize(path) for path, _, _ in todo if os.path.exists(path))
+    size = sum(_size(path) for path, _, _ in todo)
     if options.jobs > 1 and len(todo) > 1 and size > PARALLEL_MIN_BYTES:
-        with ProcessPoolExecutor(max_workers=options.jobs) as pool:
+        with ProcessPoolExecutor(max_workers=max(1, min(options.jobs, len(todo), os.cpu_count() or 1))) as pool:
             stream = pool.map(_scan_file, todo, chunksize=max(1, min(16, len(todo) // (options.jobs * 8))))
             for (path, _, _), result in zip(todo, stream):
                 results[path] = result
@@ -290,6 +374,13 @@ def scan_paths(paths: Sequence[str | os.PathLike[str]], options: ScanOptions = S
     return report
 
 
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
 # --------------------------------------------------------------------------------------------
 @dataclass
 class FileFix:
@@ -304,8 +395,8 @@ class FileFix:
     @property
     def diff(self) -> str:
         return "".join(difflib.unified_diff(
-            self.before.splitlines(keepends=True), self.outcome.source.splitlines(keepends=True),
-            fromfile=f"a/{self.path.lstrip('/')}", tofile=f"b/{self.path.lstrip('/')}",
+            split_lines(self.before, keepends=True), split_lines(self.outcome.source, keepends=True),
+            fromfile=f"a/{printable(self.path.lstrip('/'))}", tofile=f"b/{printable(self.path.lstrip('/'))}",
         ))
 
 
@@ -317,15 +408,29 @@ def fix_source(data: bytes | str, path: str, kind: str = "python", options: Scan
     `partial`: also rewrite a Python file that keeps a CUDA-only call with no automatic rewrite
     (by default it is left unchanged and the blocker is reported).
     """
+    from .outcome import FixOutcome
+
+    index = _index(options)
+    raw = data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass")
+    if kind == "python" and not index.python_may_match(raw.decode("utf-8", errors="replace"), path):
+        return FixOutcome(_decode(raw))  # nothing the catalogue looks for: not parsed, not changed
+    problem = _unparsable(raw) if kind == "python" else None
+    if problem:
+        return FixOutcome(_decode(raw), failed=f"not rewritten: {problem}")
+    try:
+        return _fix_source(data, raw, path, kind, options, index, unsafe, only, partial)
+    except RecursionError:
+        return FixOutcome(_decode(raw), failed="not rewritten: too deeply nested")
+
+
+def _fix_source(data: bytes | str, raw: bytes, path: str, kind: str, options: ScanOptions, index: "RuleIndex",
+                unsafe: bool, only: tuple[str, int, int] | None, partial: bool) -> FixOutcome:
     import libcst as cst
 
     from .engine import scan_python, scan_text
     from .outcome import FixOutcome
     from .textfix import fix_text_lines
-    index = _index(options)
-    raw = data if isinstance(data, bytes) else data.encode("utf-8")
-    if kind == "python" and not index.python_may_match(raw.decode("utf-8", errors="replace"), path):
-        return FixOutcome(_decode(raw))  # nothing the catalogue looks for: not parsed, not changed
+
     if isinstance(data, bytes):
         try:
             text = _decode_python(data) if kind == "python" else _decode(data)
@@ -340,7 +445,7 @@ def fix_source(data: bytes | str, path: str, kind: str = "python", options: Scan
         from .fixer import fix_python  # libcst.codemod is slow to import: only for Python
 
         def scan(module):
-            lines = module.code.splitlines()
+            lines = python_comment_lines(split_lines(module.code))
             found = scan_python(module, path, index, options.target, is_test=is_test)
             return apply_suppressions(found, lambda cell: lines, path=path)
 
@@ -351,7 +456,7 @@ def fix_source(data: bytes | str, path: str, kind: str = "python", options: Scan
                           prune_imports=script and not path.endswith("__init__.py"))
     if kind == "notebook":
         return _fix_notebook(text, path, index, options, unsafe, is_test, only, partial)
-    lines = text.splitlines()
+    lines = split_lines(text)
     findings = apply_suppressions(scan_text(text, path, kind, index, options.target, is_test=is_test),
                                   lambda cell: lines, path=path)
     if only is not None:
@@ -379,10 +484,13 @@ def _fix_notebook(text: str, path: str, index: "RuleIndex", options: ScanOptions
         joined = join_cells(text)
     except ValueError as exc:
         return FixOutcome(text, failed=str(exc))
+    problem = _unparsable(joined.source.encode("utf-8", "surrogatepass"))
+    if problem:
+        return FixOutcome(text, failed=f"not rewritten: {problem}")
     if '"worksheets"' in text and joined.notebook.get("nbformat", 4) >= 4 and _nbformat_major(text) < 4:
         return FixOutcome(text, failed="nbformat 3 notebooks are scanned but not rewritten; "
                                        "upgrade with `jupyter nbconvert --to notebook --nbformat 4`")
-    cells = {i: c.source.splitlines() for i, c in enumerate(joined.notebook.cells, start=1) if c.cell_type == "code"}
+    cells = {i: split_lines(c.source) for i, c in enumerate(joined.notebook.cells, start=1) if c.cell_type == "code"}
 
     def scan(module):
         # Locate by the cell markers of the current code: earlier passes may have added lines.
@@ -390,10 +498,11 @@ def _fix_notebook(text: str, path: str, index: "RuleIndex", options: ScanOptions
         locate = locator(code)
         found = scan_python(module, path, index, options.target, is_test=is_test, line_map=locate, source=code)
         current: dict[int, list[str]] = {}
-        for number, line in enumerate(code.splitlines(), start=1):
+        for number, line in enumerate(split_lines(code), start=1):
             cell, _ = locate(number)
             if not line.startswith("# nrn-cell "):
                 current.setdefault(cell, []).append(line)
+        current = {cell: python_comment_lines(lines) for cell, lines in current.items()}
         return apply_suppressions(found, lambda cell: current.get(cell, []), path=path)
 
     outcome = fix_python(joined.source, scan, options.target, unsafe=unsafe, only=only, partial=partial)
@@ -459,12 +568,16 @@ def fix_paths(paths: Sequence[str | os.PathLike[str]], options: ScanOptions = Sc
     from .outcome import FixOutcome
 
     results: list[FileFix] = []
-    for p, kind in discover(paths, options.exclude):
+    # Writes stay inside what was asked for: a symbolic link is rewritten only when its target
+    # lies under one of these (a named file's own folder counts).
+    roots = [str(Path(p) if Path(p).is_dir() else Path(p).parent) for p in paths]
+    unlisted: list[tuple[Path, str]] = []
+    for p, kind in discover(paths, options.exclude, force_exclude=options.force_exclude, root=options.root,
+                            errors=unlisted):
         path = p.as_posix()
-        try:
-            data = p.read_bytes()
-        except OSError as exc:
-            results.append(FileFix(path, "", FixOutcome(""), error=f"cannot read: {exc.strerror}"))
+        data = _read(str(p), options)
+        if isinstance(data, Finding):
+            results.append(FileFix(path, "", FixOutcome(""), error=data.snippet))
             continue
         try:
             outcome = fix_source(data, path, kind, options, unsafe, partial=partial)
@@ -478,11 +591,12 @@ def fix_paths(paths: Sequence[str | os.PathLike[str]], options: ScanOptions = Sc
             continue
         if write and outcome.changed and not outcome.failed:
             try:
-                atomic_write(p, _encode(outcome.source, data, kind), expected_digest=digest(data))
+                atomic_write(p, _encode(outcome.source, data, kind), expected_digest=digest(data), roots=roots)
                 fixed.written = True
             except (ChangedOnDisk, OSError) as exc:
                 fixed.error = str(exc)
         results.append(fixed)
+    results.extend(FileFix(folder.as_posix(), "", FixOutcome(""), error=why) for folder, why in unlisted)
     return results
 
 
@@ -500,6 +614,9 @@ def _encode(text: str, original: bytes, kind: str) -> bytes:
     if kind == "python":
         module = cst.parse_module(original)
         return cst.parse_module(text).with_changes(encoding=module.encoding).bytes
+    wide = _wide_encoding(original)
+    if wide:
+        return original[:4 if "32" in wide else 2] + text.encode(wide)
     bom = original.startswith(b"\xef\xbb\xbf")
     try:
         original.decode("utf-8-sig")

@@ -1,17 +1,29 @@
-"""Scan results kept between runs, keyed so that they are never wrong after an edit.
+"""Scan results kept between runs: checked JSON in the user's cache folder, never in the tree.
 
-One pickle per configuration under the cache folder, named by a hash of the tool version, the
-catalogue (every rule file's content and targets.yaml), the target, the selection and the
-noqa mode; inside, per path: the file's content hash, its findings and its line count. A file
-is reused only when its content hash matches. The folder holds a `.gitignore` of `*` and is
-safe to delete.
+A scanned repository is hostile input, so nothing it contains is ever trusted as a cache:
+
+- The default folder is the user cache directory (platformdirs: `~/.cache/neuron-migrator` on
+  Linux), not the scanned tree; `--cache-dir` may name another folder.
+- Entries are JSON, read back field by field into `Finding`s (no pickle, nothing executable).
+- Each file is signed with HMAC-SHA256 under a per-user secret kept in the user cache folder
+  (mode 0600). A file written by anyone else (committed to a repository, copied from another
+  machine) fails the check and is ignored, as is a corrupt or truncated one.
+- One file per project root and configuration, named by a hash of the absolute root, the tool
+  version, the catalogue (every rule file and targets.yaml), the target, the selection and the
+  noqa mode; inside, per absolute path: the content hash, its findings and its line count. A
+  file is reused only when its content hash matches.
+
+The folder holds a `CACHEDIR.TAG` (https://bford.info/cachedir/) and a `.gitignore` of `*`;
+it is safe to delete.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
+import json
 import os
-import pickle
+import secrets
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,9 +35,92 @@ if TYPE_CHECKING:
     from .api import ScanOptions
     from .catalogue import Catalogue
 
-__all__ = ["ResultCache", "DEFAULT_CACHE_DIR"]
+__all__ = ["ResultCache", "user_cache_dir", "signed_dump", "signed_load"]
 
-DEFAULT_CACHE_DIR = ".neuron-migrator-cache"
+FORMAT = 2
+CACHEDIR_TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
+                "# This file is a cache directory tag created by neuron-migrator.\n"
+                "# For information about cache directory tags, see https://bford.info/cachedir/\n")
+
+
+def user_cache_dir() -> Path:
+    """The per-user cache folder (`NRN_CACHE_DIR` overrides it, for tests and CI caches)."""
+    override = os.environ.get("NRN_CACHE_DIR")
+    if override:
+        return Path(override)
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("neuron-migrator", appauthor=False))
+
+
+def _secret() -> bytes:
+    """The per-user signing key (created on first use, 32 random bytes, mode 0600)."""
+    folder = user_cache_dir()
+    path = folder / "secret.key"
+    try:
+        data = path.read_bytes()
+        if len(data) == 32:
+            return data
+    except OSError:
+        pass
+    key = secrets.token_bytes(32)
+    try:
+        _prepare(folder)
+        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(key)
+        os.chmod(tmp, 0o600)
+        try:
+            os.link(tmp, path)  # first writer wins; a concurrent run reads the winner's key
+        except FileExistsError:
+            os.unlink(tmp)
+            data = path.read_bytes()
+            return data if len(data) == 32 else key
+        os.unlink(tmp)
+    except OSError:
+        pass  # no writable cache folder: this run's key signs nothing that is read back
+    return key
+
+
+def _prepare(folder: Path) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in (("CACHEDIR.TAG", CACHEDIR_TAG), (".gitignore", "# created by neuron-migrator\n*\n")):
+        if not (folder / name).exists():
+            (folder / name).write_text(text, encoding="utf-8")
+
+
+def signed_dump(path: Path, payload: Any) -> None:
+    """Write `payload` as signed JSON, atomically. Raises OSError."""
+    body = json.dumps(payload, separators=(",", ":"), ensure_ascii=True).encode()
+    mac = hmac.new(_secret(), body, hashlib.sha256).hexdigest()
+    _prepare(path.parent)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(mac.encode() + b"\n" + body)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def signed_load(path: Path, limit: int = 512 * 1024 * 1024) -> Any:
+    """The payload of a file `signed_dump` wrote with this user's key, else None (never raises)."""
+    try:
+        if not path.is_file() or path.stat().st_size > limit:
+            return None
+        raw = path.read_bytes()
+    except OSError:
+        return None
+    mac, _, body = raw.partition(b"\n")
+    expected = hmac.new(_secret(), body, hashlib.sha256).hexdigest().encode()
+    if not hmac.compare_digest(mac, expected):
+        return None
+    try:
+        return json.loads(body)
+    except (ValueError, RecursionError):
+        return None
 
 
 def _catalogue_digest(catalogue: "Catalogue") -> str:
@@ -40,27 +135,36 @@ def _catalogue_digest(catalogue: "Catalogue") -> str:
 
 
 class ResultCache:
-    """Per-file results for one configuration (see the module docstring)."""
+    """Per-file results for one project root and configuration (see the module docstring)."""
 
-    def __init__(self, file: Path, entries: dict[str, tuple[str, list[Finding], int]]) -> None:
+    def __init__(self, file: Path, key: str, entries: dict[str, tuple[str, list[Finding], int]]) -> None:
         self.file = file
+        self.key = key
         self.entries = entries
         self.dirty = False
 
     @classmethod
-    def open(cls, folder: Path, catalogue: "Catalogue", options: "ScanOptions") -> "ResultCache":
+    def open(cls, folder: Path | None, catalogue: "Catalogue", options: "ScanOptions") -> "ResultCache":
+        """The cache for `options` under `folder` (None = `user_cache_dir()`); never raises."""
+        root = str((options.root or Path.cwd()).resolve())
         key = hashlib.sha256("\0".join([
-            __version__, _catalogue_digest(catalogue), options.target, ",".join(options.select),
-            ",".join(options.ignore), str(options.report_unused_noqa),
-        ]).encode()).hexdigest()[:24]
-        file = Path(folder) / f"scan-{key}.pickle"
-        entries: dict[str, Any] = {}
-        try:
-            with open(file, "rb") as handle:
-                entries = pickle.load(handle)
-        except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ValueError, TypeError):
-            entries = {}  # missing or unreadable: start afresh
-        return cls(file, entries if isinstance(entries, dict) else {})
+            str(FORMAT), __version__, root, _catalogue_digest(catalogue), options.target, ",".join(options.select),
+            ",".join(options.ignore), str(options.report_unused_noqa), str(options.max_file_size),
+        ]).encode()).hexdigest()
+        base = Path(folder) if folder is not None else user_cache_dir() / "scan"
+        file = base / f"scan-{key[:32]}.json"
+        payload = signed_load(file)
+        entries: dict[str, tuple[str, list[Finding], int]] = {}
+        if isinstance(payload, dict) and payload.get("key") == key and isinstance(payload.get("files"), dict):
+            for path, entry in payload["files"].items():
+                try:
+                    digest, found, lines = entry
+                    if not isinstance(digest, str) or not isinstance(lines, int) or not isinstance(found, list):
+                        continue
+                    entries[path] = (digest, [Finding.from_dict(f) for f in found], lines)
+                except (TypeError, ValueError, KeyError):
+                    continue  # a foreign or damaged entry is ignored, the file is scanned again
+        return cls(file, key, entries)
 
     def get(self, path: str, digest: str) -> tuple[list[Finding], int] | None:
         entry = self.entries.get(path)
@@ -76,14 +180,9 @@ class ResultCache:
         """Write atomically; a cache that cannot be written is skipped silently (it is optional)."""
         if not self.dirty:
             return
+        files = {path: [digest, [f.to_record() for f in found], lines]
+                 for path, (digest, found, lines) in self.entries.items()}
         try:
-            self.file.parent.mkdir(parents=True, exist_ok=True)
-            ignore = self.file.parent / ".gitignore"
-            if not ignore.exists():
-                ignore.write_text("# created by neuron-migrator\n*\n")
-            fd, tmp = tempfile.mkstemp(dir=self.file.parent, suffix=".tmp")
-            with os.fdopen(fd, "wb") as handle:
-                pickle.dump(self.entries, handle, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, self.file)
+            signed_dump(self.file, {"key": self.key, "files": files})
         except OSError:
             pass

@@ -9,10 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import pickle
 import re
-import tempfile
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -142,6 +139,10 @@ def load_rule(path: Path) -> RuleSpec:
     if not isinstance(data, dict):
         raise RuleError(f"{path}: field '(top level)': a rule must be a mapping")
     _validate(data, path)
+    return _build(data, path)
+
+
+def _build(data: dict[str, Any], path: Path) -> RuleSpec:
     sev = data["severity"]
     levels = {t: sev if isinstance(sev, str) else sev[t] for t in TARGETS}
     severities = {t: None if v == "off" else Severity(v) for t, v in levels.items()}
@@ -177,17 +178,20 @@ def _load_cached(extra: tuple[str, ...]) -> Catalogue:
     files = [path for root in (rules_dir(), *map(Path, extra)) for path in sorted(root.rglob("NRN*.yaml"))]
     # Validating 30+ YAML files against the schema costs about half a second; a catalogue whose
     # files are byte-for-byte unchanged is read back from a pickle instead (pre-commit speed).
-    h = hashlib.sha256((rules_dir() / "schema.json").read_bytes())
+    h = hashlib.sha256((rules_dir() / "schema.json").read_bytes() + Path(__file__).read_bytes())
     for path in files:
         h.update(str(path).encode() + b"\0" + path.read_bytes())
-    store = _user_cache() / f"catalogue-{h.hexdigest()[:24]}.pickle"
-    try:
-        with open(store, "rb") as handle:
-            cached = pickle.load(handle)
-        if isinstance(cached, Catalogue):
-            return cached
-    except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ValueError, TypeError):
-        pass
+    # The store is signed JSON of the validated rule data in the user's cache folder (see
+    # cache.signed_load): nothing from a scanned tree, and nothing unpickled.
+    from .cache import signed_dump, signed_load, user_cache_dir
+
+    store = user_cache_dir() / f"catalogue-{h.hexdigest()[:32]}.json"
+    cached = signed_load(store)
+    if isinstance(cached, list):
+        try:
+            return Catalogue(tuple(_build(data, Path(path)) for path, data in cached))
+        except (KeyError, TypeError, ValueError, AttributeError):
+            pass  # a damaged entry: validate the rule files again
     rules: dict[str, RuleSpec] = {}
     for path in files:
         rule = load_rule(path)
@@ -196,19 +200,10 @@ def _load_cached(extra: tuple[str, ...]) -> Catalogue:
         rules[rule.id] = rule
     catalogue = Catalogue(tuple(sorted(rules.values(), key=lambda r: r.id)))
     try:
-        store.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=store.parent, suffix=".tmp")
-        with os.fdopen(fd, "wb") as handle:
-            pickle.dump(catalogue, handle, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, store)
-    except OSError:
-        pass  # the cache is optional
+        signed_dump(store, [[str(r.path), r.raw] for r in catalogue.rules])
+    except (OSError, TypeError, ValueError):
+        pass  # the cache is optional (and YAML may hold values JSON cannot)
     return catalogue
-
-
-def _user_cache() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "neuron-migrator"
 
 
 @lru_cache(maxsize=1)

@@ -30,14 +30,16 @@ import typer
 
 from . import __version__
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="Move CUDA PyTorch code to AWS Trainium/Inferentia.")
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, help="Move CUDA PyTorch code to AWS Trainium/Inferentia.")
 
 TARGET_HELP = "Migration target: portable (torch.accelerator), neuron (TorchNeuron, Trn2/Trn3), xla (legacy, Trn1/Inf2), inf1."
 TARGETS = ("portable", "neuron", "xla", "inf1")
 
 
 def _fail(message: str) -> "typer.Exit":
-    typer.echo(f"neuron-migrator: error: {message}", err=True)
+    from .lines import printable
+
+    typer.echo(f"neuron-migrator: error: {printable(message)}", err=True)
     return typer.Exit(2)
 
 
@@ -66,22 +68,40 @@ def _settings(config: Optional[Path]):
         raise _fail(str(exc)) from None
 
 
-def _scan_options(settings, target, select, ignore, exclude, extend_exclude, jobs, unused_noqa, no_cache, cache_dir, progress=None):
+MAX_JOBS = 256
+
+
+def _codes(values, flag: str) -> tuple[str, ...]:
+    """Rule id prefixes from the command line, checked as the configuration's are."""
+    from .settings import is_rule_code
+
+    for value in values:
+        if not is_rule_code(value):
+            raise _fail(f"{flag}: '{value}' is not a rule id or prefix such as NRN1 or NRN101")
+    return tuple(v.upper() for v in values)
+
+
+def _scan_options(settings, target, select, ignore, exclude, extend_exclude, jobs, unused_noqa, no_cache, cache_dir,
+                  progress=None, force_exclude=None):
     from .api import ScanOptions
-    from .cache import DEFAULT_CACHE_DIR
+    from .cache import user_cache_dir
 
     target = target or settings.target
     _check_target(target)
-    root = settings.root or Path.cwd()
+    if not 0 <= jobs <= MAX_JOBS:
+        raise _fail(f"--jobs: {jobs} is not between 0 (one per CPU) and {MAX_JOBS}")
     excludes = tuple(exclude) or settings.exclude
     if cache_dir is not None and str(cache_dir).strip() in ("", "."):
         raise _fail("--cache-dir: give a folder of its own (not empty, not the current folder)")
-    cache = None if no_cache else (cache_dir or root / DEFAULT_CACHE_DIR)
+    cache = None if no_cache else (cache_dir or user_cache_dir() / "scan")
     return ScanOptions(
-        target=target, select=tuple(select) or settings.select, ignore=tuple(ignore) or settings.ignore,
+        target=target, select=_codes(select, "--select") or settings.select,
+        ignore=_codes(ignore, "--ignore") or settings.ignore,
         exclude=excludes + settings.extend_exclude + tuple(extend_exclude), per_file_ignores=settings.per_file_ignores,
         root=settings.root, extend_rules=settings.extend_rules, report_unused_noqa=unused_noqa,
         jobs=jobs or (os.cpu_count() or 1), cache_dir=cache, progress=progress, test_files=settings.test_files,
+        force_exclude=settings.force_exclude if force_exclude is None else force_exclude,
+        max_file_size=settings.max_file_size,
     )
 
 
@@ -121,8 +141,9 @@ def scan(
     unused_noqa: bool = typer.Option(False, "--report-unused-noqa", help="Report `# noqa` codes that suppress nothing (NRN001)."),
     jobs: int = typer.Option(0, "--jobs", "-j", help="Worker processes (0 = one per CPU)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the result cache."),
-    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Result cache folder (default .neuron-migrator-cache beside the config)."),
+    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Result cache folder (default: the user cache folder, e.g. ~/.cache/neuron-migrator)."),
     statistics: bool = typer.Option(False, "--statistics", help="Also print counts per category."),
+    force_exclude: Optional[bool] = typer.Option(None, "--force-exclude/--no-force-exclude", help="Apply the excludes to files named on the command line too (the pre-commit hooks do)."),
     config: Optional[Path] = typer.Option(None, "--config", help=CONFIG_HELP),
 ) -> None:
     """Report migration blockers in PATHS."""
@@ -139,7 +160,8 @@ def scan(
     if fail_on not in ("error", "warning", "info", "never"):
         raise _fail(f"--fail-on: '{fail_on}' is not one of error, warning, info, never")
     progress, update = _progress_bar()
-    options = _scan_options(settings, target, select, ignore, exclude, extend_exclude, jobs, unused_noqa, no_cache, cache_dir, update)
+    options = _scan_options(settings, target, select, ignore, exclude, extend_exclude, jobs, unused_noqa, no_cache, cache_dir,
+                            update, force_exclude)
     try:
         known = read_baseline(baseline) if baseline else None
         report = scan_paths(paths, options)
@@ -154,6 +176,8 @@ def scan(
              "target": options.target, "extend_rules": options.extend_rules, "color": color,
              "baselined": len(report.findings) - len(findings) if known is not None else None}
     sys.stdout.write(REPORTERS[fmt](findings, stats))
+    if report.internal_errors:
+        raise _fail(f"the tool failed on {report.internal_errors} file(s); see the NRN000 internal-error findings")
     if not exit_zero and fail_on != "never" and any(f.severity.rank >= Severity(fail_on).rank for f in findings):
         raise typer.Exit(1)
 
@@ -192,13 +216,14 @@ def fix(
     unsafe_fixes: Optional[bool] = typer.Option(None, "--unsafe-fixes/--no-unsafe-fixes", help="Also apply fixes that may change numerics or behaviour."),
     partial: bool = typer.Option(False, "--partial", help="Also rewrite files that keep a CUDA-only call with no automatic rewrite (by default such a file is left unchanged, with the blocker named)."),
     exclude: List[str] = typer.Option([], "--exclude", help="gitignore-style pattern of paths to skip (repeatable)."),
+    force_exclude: Optional[bool] = typer.Option(None, "--force-exclude/--no-force-exclude", help="Apply the excludes to files named on the command line too (the pre-commit hooks do)."),
     config: Optional[Path] = typer.Option(None, "--config", help=CONFIG_HELP),
 ) -> None:
     """Rewrite what can be rewritten safely; print a diff unless --write."""
     from .api import fix_paths
 
     settings = _settings(config)
-    options = _scan_options(settings, target, [], [], exclude, [], 1, False, True, None)
+    options = _scan_options(settings, target, [], [], exclude, [], 1, False, True, None, force_exclude=force_exclude)
     unsafe = settings.unsafe_fixes if unsafe_fixes is None else unsafe_fixes
     try:
         results = fix_paths(paths, options, unsafe=unsafe, write=write, partial=partial)
@@ -228,8 +253,10 @@ def _fix_column(rule) -> str:
 
 
 def _where(finding) -> str:
+    from .lines import printable
+
     cell = f"cell {finding.cell}:" if finding.cell else ""
-    return f"{finding.path}:{cell}{finding.span.line}:{finding.span.column}"
+    return f"{printable(finding.path)}:{cell}{finding.span.line}:{finding.span.column}"
 
 
 def _fix_report(results, write: bool) -> None:
@@ -238,6 +265,8 @@ def _fix_report(results, write: bool) -> None:
 
     from rich.console import Console
     from rich.table import Table
+
+    from .lines import printable
 
     err = Console(stderr=True, highlight=False, emoji=False, width=max(100, shutil.get_terminal_size((100, 20)).columns))
     verb = "Fixed" if write else "Fixable"
@@ -252,15 +281,15 @@ def _fix_report(results, write: bool) -> None:
     if applied:
         err.print(f"{verb}:", markup=False)
         for f in applied:
-            err.print(f"  {_where(f)} {f.rule_id} [{f.fix.safety.value}] {f.fix.title}", markup=False, soft_wrap=True)
+            err.print(f"  {_where(f)} {f.rule_id} [{f.fix.safety.value}] {printable(f.fix.title)}", markup=False, soft_wrap=True)
     if manual:
         err.print("Left for a person:", markup=False)
         for f, why in manual:
-            err.print(f"  {_where(f)} {f.rule_id} {f.message} [{why}]", markup=False, soft_wrap=True)
+            err.print(f"  {_where(f)} {f.rule_id} {printable(f.message)} [{printable(why)}]", markup=False, soft_wrap=True)
     if failed:
         err.print("Failed (file left unchanged):", markup=False)
         for r in failed:
-            err.print(f"  {r.path}: not changed: {r.error}", markup=False, soft_wrap=True)
+            err.print(f"  {printable(r.path)}: not changed: {printable(r.error)}", markup=False, soft_wrap=True)
     for f in applied:
         fixed[f.rule_id] += 1
         names[f.rule_id] = (f.rule_name, f.category)
@@ -439,5 +468,23 @@ def generate(
 
 
 def main() -> None:
-    """Console-script entry point; usage errors exit 2 (click's convention)."""
-    app()
+    """Console-script entry point; usage errors exit 2 (click's convention), and so does a
+    crash of the tool itself (never 1, which means "findings")."""
+    try:
+        app()
+    except SystemExit:
+        raise
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except Exception as exc:  # noqa: BLE001 - a bug in the tool: exit 2, never 1
+        import traceback
+
+        traceback.print_exc(file=sys.stderr)
+        typer.echo(f"neuron-migrator: internal error: {exc!r} (please report it)", err=True)
+        sys.exit(2)
+    except Exception as exc:  # noqa: BLE001 - a bug in the tool: exit 2, never 1
+        import traceback
+
+        traceback.print_exc(file=sys.stderr)
+        typer.echo(f"neuron-migrator: internal error: {exc!r} (please report it)", err=True)
+        sys.exit(2)

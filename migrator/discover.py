@@ -50,46 +50,78 @@ def is_test_path(path: str) -> bool:
 
 
 def _is_venv(path: Path) -> bool:
-    return (path / "pyvenv.cfg").is_file()
+    try:
+        return (path / "pyvenv.cfg").is_file()
+    except OSError:  # a folder without the x bit: os.walk reports it when it tries to list it
+        return False
 
 
 def _gitignore(root: Path) -> pathspec.GitIgnoreSpec | None:
     ignore = root / ".gitignore"
-    if not ignore.is_file():
-        return None
     try:
+        if not ignore.is_file() or ignore.stat().st_size > 1024 * 1024:
+            return None
         lines = ignore.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return None
     return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
-def discover(paths: Iterable[str | os.PathLike[str]], exclude: Iterable[str] = ()) -> Iterator[tuple[Path, str]]:
+def discover(paths: Iterable[str | os.PathLike[str]], exclude: Iterable[str] = (), *, force_exclude: bool = False,
+             root: Path | None = None, errors: list[tuple[Path, str]] | None = None) -> Iterator[tuple[Path, str]]:
     """Yield `(path, kind)` for every scannable file under `paths`, in sorted order.
 
-    A file named directly is always yielded when its kind is known (as ruff does); folders are
-    walked with `.gitignore` files honoured at every level, and `.git`, virtual environments and
-    build folders skipped. `exclude` holds gitignore-style patterns.
+    A file named directly is yielded when its kind is known, whatever the excludes say (as ruff
+    does), unless `force_exclude` (ruff's `--force-exclude`; pre-commit names every file): then
+    `exclude` applies to it too, matched relative to `root` (the configuration's folder, else
+    the working directory). Folders are walked with `.gitignore` files honoured at every level,
+    and `.git`, virtual environments and build folders skipped; symbolic links to folders are not
+    followed. `exclude` holds gitignore-style patterns. A folder that cannot be listed is added
+    to `errors` (when given) and the walk goes on. Special files (FIFOs, devices) are yielded by
+    name; reading them is `fsutil.read_limited`'s job, which refuses them.
 
     Raises:
         FileNotFoundError: a path does not exist.
     """
     excluded = pathspec.GitIgnoreSpec.from_lines(list(exclude))
+    base = (root or Path.cwd()).resolve()
     for raw in paths:
-        root = Path(raw)
-        if not root.exists():
+        given = Path(raw)
+        if not os.path.lexists(given):
             raise FileNotFoundError(f"{raw}: no such file or directory")
-        if root.is_file():
-            kind = file_kind(root)
-            if kind:
-                yield root, kind
+        is_dir = given.is_dir()
+        if force_exclude and _named_excluded(given, is_dir, excluded, base):
             continue
-        yield from _walk(root, excluded)
+        if not is_dir:
+            kind = file_kind(given)
+            if kind:
+                yield given, kind
+            continue
+        yield from _walk(given, excluded, errors)
 
 
-def _walk(root: Path, excluded: pathspec.GitIgnoreSpec) -> Iterator[tuple[Path, str]]:
+def _named_excluded(path: Path, is_dir: bool, excluded: pathspec.GitIgnoreSpec, base: Path) -> bool:
+    """Does an exclude pattern match `path` (relative to `base`) or a folder above it?"""
+    try:
+        rel = path.resolve().relative_to(base)
+    except (ValueError, OSError):
+        rel = Path(os.path.normpath(path))
+    parts = rel.as_posix().split("/")
+    for i in range(1, len(parts) + 1):
+        folder = i < len(parts) or is_dir
+        if excluded.match_file("/".join(parts[:i]) + ("/" if folder else "")):
+            return True
+    return False
+
+
+def _walk(root: Path, excluded: pathspec.GitIgnoreSpec, errors: list[tuple[Path, str]] | None) -> Iterator[tuple[Path, str]]:
     specs: list[tuple[Path, pathspec.GitIgnoreSpec]] = []
-    for dirpath, dirnames, filenames in os.walk(root):
+
+    def unreadable(exc: OSError) -> None:
+        if errors is not None:
+            errors.append((Path(exc.filename or root), f"cannot list folder: {exc.strerror}"))
+
+    for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable):
         here = Path(dirpath)
         specs = [(base, spec) for base, spec in specs if base == here or base in here.parents]
         spec = _gitignore(here)

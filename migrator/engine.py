@@ -15,6 +15,7 @@ import libcst as cst
 
 from .catalogue import Catalogue, RuleSpec
 from .findings import Finding, Fix, Safety, Span
+from .lines import split_lines
 from .positions import node_ranges
 from .walk import walk
 from .resolve import dotted_name, import_bindings, imported_modules, module_bindings
@@ -68,6 +69,7 @@ class RuleIndex:
         `torch.cuda.synchronize()` into an NRN209 finding).
         """
         self.enabled = enabled if enabled is not None else {r.id for r in catalogue.rules}
+        self._patterns: dict[tuple[str, str], Any] = {}
         self.call_exact: dict[str, list[RuleSpec]] = {}
         self.call_prefix: list[tuple[str, RuleSpec]] = []
         self.ref_exact: dict[str, list[RuleSpec]] = {}
@@ -145,14 +147,14 @@ class RuleIndex:
                     self.backend_strings.append(rule)
                     need("nccl", (('"nccl"',), ("'nccl'",)))
                 elif kind == "string":
-                    self.strings.append((re.compile(m["pattern"]), rule, m.get("context"), tuple(m.get("file_names", ()))))
+                    self.strings.append((self.pattern(m["pattern"], rule), rule, m.get("context"), tuple(m.get("file_names", ()))))
                     token = _literal_token(m["pattern"])
                     if m.get("file_names"):
                         self._by_file_name.append((frozenset(m["file_names"]), token.encode()))
                     else:
                         need(token, ((token,),))
                 elif kind == "text":
-                    self.text.append((re.compile(m["pattern"]), rule, tuple(m["file_kinds"])))
+                    self.text.append((self.pattern(m["pattern"], rule), rule, tuple(m["file_kinds"])))
         # Longest prefix first, so the most specific rule wins.
         self.call_prefix.sort(key=lambda pr: -len(pr[0]))
         self.ref_prefix.sort(key=lambda pr: -len(pr[0]))
@@ -164,6 +166,28 @@ class RuleIndex:
 
     def _need(self, gate: str, alternatives: tuple[tuple[str, ...], ...]) -> None:
         self._requirements.append((gate, alternatives))
+
+    def pattern(self, pattern: str, rule: RuleSpec):
+        """The compiled `pattern` of `rule` (time-limited for team rules; see patterns.py)."""
+        key = (pattern, rule.id)
+        compiled = self._patterns.get(key)
+        if compiled is None:
+            from .patterns import TimedPattern
+            from .resources import rules_dir
+
+            trusted = rules_dir().resolve() in rule.path.resolve().parents
+            compiled = re.compile(pattern) if trusted else TimedPattern(pattern, rule.id)
+            self._patterns[key] = compiled
+        return compiled
+
+    def take_timeouts(self) -> list[str]:
+        """Rule ids whose pattern ran out of time since the last call (then cleared)."""
+        out = []
+        for compiled in self._patterns.values():
+            if getattr(compiled, "timeouts", None):
+                out.extend(compiled.timeouts)
+                compiled.timeouts.clear()
+        return sorted(set(out))
 
     def python_may_match(self, data: bytes | str, path: str = "") -> bool:
         """Cheap test: can any Python rule match this source? (a prefilter, as TorchFix's)
@@ -654,7 +678,7 @@ class _Collector(cst.CSTVisitor):
                 if m.get("in_loop") and not self.loop_nodes:
                     continue
 
-                if m.get("receiver") and not re.search(m["receiver"], dotted_name(node.func.value) or ""):
+                if m.get("receiver") and not self.index.pattern(m["receiver"], rule).search(dotted_name(node.func.value) or ""):
                     continue
                 if m.get("module_contains") and not any(t in self._module_code() for t in m["module_contains"]):
                     continue
@@ -971,7 +995,7 @@ def scan_text(text: str, path: str, file_kind: str, index: RuleIndex, target: st
     rules = [(p, r) for p, r, kinds in index.text if file_kind in kinds and r.id in index.enabled]
     if not rules:
         return findings
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    for lineno, line in enumerate(split_lines(text), start=1):
         if line.lstrip().startswith("#"):
             continue
         for pattern, rule in rules:

@@ -136,3 +136,41 @@ class Finding:
             "is_test": self.is_test,
             "fingerprint": self.fingerprint,
         }
+
+    def to_record(self) -> dict[str, Any]:
+        """Everything `from_dict` needs to rebuild this finding (the result cache's shape)."""
+        return {
+            "rule_id": self.rule_id, "rule_name": self.rule_name, "category": self.category,
+            "severity": self.severity.value, "path": self.path,
+            "span": [self.span.line, self.span.column, self.span.end_line, self.span.end_column],
+            "message": self.message, "cell": self.cell, "is_test": self.is_test, "snippet": self.snippet,
+            "fix": None if self.fix is None else [self.fix.title, self.fix.safety.value, self.fix.available],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any) -> "Finding":
+        """Rebuild a finding from `to_record()`'s shape, checking every field's type.
+
+        Raises:
+            ValueError, TypeError, KeyError: the data does not have that shape.
+        """
+        if not isinstance(data, dict):
+            raise TypeError("a finding must be an object")
+        text = {k: data[k] for k in ("rule_id", "rule_name", "category", "path", "message", "snippet")}
+        if not all(isinstance(v, str) for v in text.values()):
+            raise TypeError("text fields must be strings")
+        span = data["span"]
+        if not (isinstance(span, list) and len(span) == 4 and all(type(v) is int for v in span)):
+            raise TypeError("span must be four integers")
+        cell = data["cell"]
+        if cell is not None and type(cell) is not int:
+            raise TypeError("cell must be an integer or null")
+        if not isinstance(data["is_test"], bool):
+            raise TypeError("is_test must be a boolean")
+        fix = data["fix"]
+        if fix is not None:
+            if not (isinstance(fix, list) and len(fix) == 3 and isinstance(fix[0], str) and isinstance(fix[2], bool)):
+                raise TypeError("fix must be [title, safety, available]")
+            fix = Fix(fix[0], Safety(fix[1]), fix[2])
+        return cls(severity=Severity(data["severity"]), span=Span(*span), cell=cell, is_test=data["is_test"],
+                   fix=fix, **text)

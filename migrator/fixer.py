@@ -21,6 +21,7 @@ from .catalogue import load_targets
 from .coupling import already_guarded, blocks, hold_back, manual_seed_duplicate, script_device_type, sizes_processes
 from .engine import Candidate
 from .findings import Finding, Safety
+from .lines import split_lines
 from .outcome import FixOutcome, allowed
 from .values import ModuleValues, Parents
 
@@ -651,7 +652,7 @@ def _line_mapper(original: str, current: str) -> Callable[[Finding], Finding]:
     import difflib
 
     table: dict[int, int] = {}
-    a, b = original.splitlines(), current.splitlines()
+    a, b = split_lines(original), split_lines(current)
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
         for k in range(j2 - j1):
             table[j1 + k + 1] = max(i1, 1) if tag == "insert" else min(i1 + k, i2 - 1) + 1

@@ -14,12 +14,15 @@ the table wins (no cascade). Precedence: command-line flags, then the file, then
     unsafe-fixes = false
     extend-rules = ["tools/nrn-rules"]  # folders of team rules (NRN9xx), relative to the file
     test-files = "lower"              # scan (default: marked as tests) | lower (one severity down) | exclude
+    force-exclude = true              # apply the excludes to files named on the command line too
+    max-file-size = 5242880           # bytes; larger files get one NRN000 finding instead of a scan
 """
 
 from __future__ import annotations
 
+import re
 import sys
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +55,8 @@ class Settings:
     unsafe_fixes: bool = False
     extend_rules: tuple[Path, ...] = ()
     test_files: str = "scan"
+    force_exclude: bool = False
+    max_file_size: int = 5 * 1024 * 1024
     source: Path | None = None
     root: Path | None = None
 
@@ -61,17 +66,53 @@ class Settings:
         return replace(self, **given)
 
 
+def _table(data: dict[str, Any], path: Path) -> dict[str, Any] | None:
+    """`[tool.neuron-migrator]` of a parsed pyproject.toml, None when absent.
+
+    Raises:
+        SettingsError: `tool` or the table is not a table.
+    """
+    tool = data.get("tool", {})
+    if not isinstance(tool, dict):
+        if "neuron-migrator" not in str(tool):
+            return None
+        raise SettingsError(f"{path}: 'tool' must be a table")
+    if "neuron-migrator" not in tool:
+        return None
+    table = tool["neuron-migrator"]
+    if not isinstance(table, dict):
+        raise SettingsError(f"{path}: [tool.neuron-migrator] must be a table, got {type(table).__name__}")
+    return table
+
+
+def _read_toml(path: Path) -> dict[str, Any] | None:
+    """A parsed pyproject.toml; None when it cannot be parsed and does not name the tool (a
+    broken pyproject.toml of some other tool is not ours to stop on).
+
+    Raises:
+        SettingsError: it names the tool but cannot be read.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+        return tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError, RecursionError, ValueError) as exc:
+        try:
+            mentioned = b"neuron-migrator" in path.read_bytes()
+        except OSError:
+            mentioned = False
+        if not mentioned:
+            return None
+        raise SettingsError(f"{path}: cannot read: {exc}") from None
+
+
 def find_config(start: Path | None = None) -> Path | None:
     """The nearest pyproject.toml (walking up) that has a [tool.neuron-migrator] table."""
     here = (start or Path.cwd()).resolve()
     for folder in (here, *here.parents):
         candidate = folder / "pyproject.toml"
         if candidate.is_file():
-            try:
-                data = tomllib.loads(candidate.read_text(encoding="utf-8"))
-            except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError) as exc:
-                raise SettingsError(f"{candidate}: cannot read: {exc}") from None
-            if "neuron-migrator" in data.get("tool", {}):
+            data = _read_toml(candidate)
+            if data is not None and _table(data, candidate) is not None:
                 return candidate
     return None
 
@@ -82,10 +123,15 @@ def _strings(value: Any, key: str, path: Path) -> tuple[str, ...]:
     return tuple(value)
 
 
+def is_rule_code(code: str) -> bool:
+    """True for a rule id or id prefix: `NRN`, `NRN1`, `NRN101` (any case)."""
+    return re.fullmatch(r"NRN[0-9]{0,3}", code, re.IGNORECASE) is not None
+
+
 def _codes(value: Any, key: str, path: Path) -> tuple[str, ...]:
     codes = _strings(value, key, path)
     for code in codes:
-        if not code.upper().startswith("NRN") or not code[3:].isdigit():
+        if not is_rule_code(code):
             raise SettingsError(f"{path}: key '{key}': '{code}' is not a rule id or prefix such as NRN1 or NRN101")
     return tuple(c.upper() for c in codes)
 
@@ -101,11 +147,9 @@ def load_settings(config: Path | None = None, start: Path | None = None) -> Sett
         return Settings()
     try:
         data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError) as exc:
+    except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError, RecursionError, ValueError) as exc:
         raise SettingsError(f"{path}: cannot read: {exc}") from None
-    table = data.get("tool", {}).get("neuron-migrator", {})
-    if not isinstance(table, dict):
-        raise SettingsError(f"{path}: [tool.neuron-migrator] must be a table")
+    table = _table(data, Path(path)) or {}
     out: dict[str, Any] = {"source": Path(path), "root": Path(path).parent}
     for key, value in table.items():
         if key == "target":
@@ -120,6 +164,9 @@ def load_settings(config: Path | None = None, start: Path | None = None) -> Sett
             out["per_file_ignores"] = tuple((pattern, _codes(codes, f"per-file-ignores.{pattern}", path))
                                             for pattern, codes in value.items())
         elif key in ("exclude", "extend-exclude"):
+            for pattern in _strings(value, key, path):
+                if "\0" in pattern or "\n" in pattern:
+                    raise SettingsError(f"{path}: key '{key}': {pattern!r} holds a control character")
             out[key.replace("-", "_")] = _strings(value, key, path)
         elif key == "fail-on":
             if value not in FAIL_ON:
@@ -129,6 +176,14 @@ def load_settings(config: Path | None = None, start: Path | None = None) -> Sett
             if not isinstance(value, bool):
                 raise SettingsError(f"{path}: key 'unsafe-fixes': expected true or false, got {value!r}")
             out["unsafe_fixes"] = value
+        elif key == "force-exclude":
+            if not isinstance(value, bool):
+                raise SettingsError(f"{path}: key 'force-exclude': expected true or false, got {value!r}")
+            out["force_exclude"] = value
+        elif key == "max-file-size":
+            if type(value) is not int or value < 1:
+                raise SettingsError(f"{path}: key 'max-file-size': expected a positive number of bytes, got {value!r}")
+            out["max_file_size"] = value
         elif key == "test-files":
             if value not in ("scan", "lower", "exclude"):
                 raise SettingsError(f"{path}: key 'test-files': '{value}' is not one of scan, lower, exclude")
@@ -141,6 +196,6 @@ def load_settings(config: Path | None = None, start: Path | None = None) -> Sett
             out["extend_rules"] = folders
         else:
             known = ("target, select, ignore, per-file-ignores, exclude, extend-exclude, fail-on, unsafe-fixes, "
-                     "extend-rules, test-files")
+                     "extend-rules, test-files, force-exclude, max-file-size")
             raise SettingsError(f"{path}: unknown key '{key}' in [tool.neuron-migrator] (known: {known})")
     return Settings(**out)

@@ -16,11 +16,37 @@ from typing import Callable, Sequence
 
 from .findings import Finding, Severity, Span
 
-__all__ = ["apply_suppressions"]
+__all__ = ["apply_suppressions", "python_comment_lines"]
 
 _CODES = r"[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*"
 NOQA = re.compile(rf"#\s*noqa(?::\s*(?P<codes>{_CODES}))?", re.IGNORECASE)
 FILE_NOQA = re.compile(rf"^\s*#\s*neuron-migrator:\s*noqa(?::\s*(?P<codes>{_CODES}))?\s*$", re.IGNORECASE)
+
+
+def python_comment_lines(lines: Sequence[str]) -> list[str]:
+    """`lines` of Python source with everything but comments blanked, columns kept.
+
+    `# noqa` counts only in a real comment: inside a string literal (`"# noqa"`, a docstring)
+    it suppresses nothing. Code before a comment becomes `_`, so a file-level
+    `# neuron-migrator: noqa` still has to stand alone on its line. A source that does not
+    tokenize (newer syntax than this Python's) keeps its lines as they are.
+    """
+    if not any("noqa" in line.lower() for line in lines):
+        return list(lines)
+    import io
+    import tokenize
+
+    out = [""] * len(lines)
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO("\n".join(lines) + "\n").readline):
+            if tok.type == tokenize.COMMENT:
+                row, col = tok.start
+                if row - 1 < len(out):
+                    before = lines[row - 1][:col]
+                    out[row - 1] = re.sub(r"\S", "_", before) + tok.string
+    except (tokenize.TokenError, SyntaxError, IndentationError, RecursionError):
+        return list(lines)
+    return out
 
 
 def _split(codes: str | None) -> list[str] | None:

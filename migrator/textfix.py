@@ -9,6 +9,7 @@ import re
 from typing import Any
 
 from .findings import Finding
+from .lines import split_lines
 from .outcome import FixOutcome, allowed
 
 __all__ = ["fix_text_lines"]
@@ -25,7 +26,7 @@ def fix_text_lines(text: str, findings: list[Finding], target: str, *, unsafe: b
     line is rewritten, each rule on the line's current text, so fixes of two rules on one line
     compose.
     """
-    lines = text.splitlines(keepends=True)
+    lines = split_lines(text, keepends=True)
     outcome = FixOutcome(text)
     wanted: list[dict[str, str]] = []
     for finding in findings:

@@ -213,10 +213,10 @@ def test_neuron_fix_inside_single_quoted_f_string_compiles(cli, tmp_path):
 
 
 def test_fix_through_a_symlink_rewrites_the_target_and_keeps_the_link(cli, tmp_path):
-    real = tmp_path / "real.py"
+    (tmp_path / "src" / "pkg").mkdir(parents=True)
+    real = tmp_path / "src" / "pkg" / "real.py"
     real.write_text("import torch\ntorch.cuda.synchronize()\n")
-    (tmp_path / "src").mkdir()
-    (tmp_path / "src" / "link.py").symlink_to(real)
+    (tmp_path / "src" / "link.py").symlink_to(real)  # walked before pkg/: written through the link
     cli("fix", tmp_path / "src", "--write", check=0)
     assert (tmp_path / "src" / "link.py").is_symlink()
     assert "torch.accelerator.synchronize()" in real.read_text()

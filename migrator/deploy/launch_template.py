@@ -13,11 +13,14 @@ Facts used here (see ../shared/reference/neuron-facts.md §3.6, §4, §5.1, §5.
 from __future__ import annotations
 
 import base64
+import errno
 import json
 import os
 import re
+import secrets
 import shutil
-import tempfile
+import stat
+import unicodedata
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -37,7 +40,11 @@ BASE_DLAMI_SSM = "/aws/service/neuron/dlami/base/ubuntu-24.04/latest/image_id"
 ROOT_DEVICE = "/dev/sda1"  # Ubuntu DLAMIs
 MIN_ROOT_GIB = 512
 FORMATS = ("json", "cloudformation")
-NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]{0,40}$")
+# One pattern that every use of the name accepts (launch template, IAM role and profile, security and
+# placement group, ParallelCluster queue, Kubernetes names once lower-cased, the CloudWatch log
+# group in user data): always used with fullmatch (re.match with `$` accepts a trailing newline).
+NAME_RE = re.compile(r"[A-Za-z](?:[A-Za-z0-9-]{0,39}[A-Za-z0-9])?")
+SSM_PARAMETER_RE = re.compile(r"/[A-Za-z0-9_./-]{1,2047}")
 
 
 class SpecError(ValueError):
@@ -46,6 +53,24 @@ class SpecError(ValueError):
     def __init__(self, field_name: str, message: str) -> None:
         super().__init__(f"{field_name}: {message}")
         self.field = field_name
+
+
+def _is_control(char: str) -> bool:
+    """True for characters that must never reach a rendered file or a message.
+
+    Cc: C0/C1 controls (newline, escape, DEL); Cf: invisible format characters (bidi overrides);
+    Zl/Zp: U+2028/U+2029, line breaks to YAML and JavaScript; Cs: lone surrogates.
+    """
+    return unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp", "Cs")
+
+
+def _show(value: Any, limit: int = 60) -> str:
+    """`value` quoted for a message, control characters escaped (a message must not inject lines)."""
+    text = str(value)
+    text = text if len(text) <= limit else text[:limit] + "..."
+    if any(_is_control(c) for c in text):
+        text = text.encode("unicode_escape").decode("ascii")
+    return f"'{text}'"
 
 
 @lru_cache(maxsize=1)
@@ -77,7 +102,8 @@ class DeploymentSpec:
         instance_type: e.g. `trn2.48xlarge` (see `neuron-migrator instances`), or the name of a
             `custom_instance` (Trn3 type names are unpublished).
         region: AWS region, e.g. `us-east-2`.
-        name: prefix of resource names and the Name tag (1-41 letters, digits, `-`).
+        name: prefix of resource names and the Name tag: 1-41 letters, digits or `-`, starting
+            with a letter and ending with a letter or digit.
         workload: `training` (EFA, placement group, all network cards) or `inference`.
         nodes: number of instances (1-1000); multi-node training needs EFA.
         target: `neuron`, `xla` or `inf1`; None picks the hardware's default.
@@ -148,7 +174,7 @@ def _custom_instance(spec: DeploymentSpec) -> dict[str, Any] | None:
         if key not in data:
             raise SpecError(f"custom_instance.{key}", "is required to declare an instance type")
     if not re.fullmatch(r"[a-z][a-z0-9-]*\d*[a-z]*\.[0-9a-z]+", str(data["name"])):
-        raise SpecError("custom_instance.name", f"'{data['name']}' is not an instance type name such as trn3.48xlarge")
+        raise SpecError("custom_instance.name", f"{_show(data['name'])} is not an instance type name such as trn3.48xlarge")
     for key in ("chips", "network_cards", "neuron_cores", "efa_interfaces", "accelerator_memory_gib"):
         if key in data and (not isinstance(data[key], int) or isinstance(data[key], bool) or not 0 <= data[key] <= 4096):
             raise SpecError(f"custom_instance.{key}", "must be a whole number between 0 and 4096")
@@ -176,40 +202,41 @@ def _validate(spec: DeploymentSpec) -> dict[str, Any]:
     custom = _custom_instance(spec)
     if custom is not None:
         if spec.instance_type != dict(spec.custom_instance)["name"]:
-            raise SpecError("--instance-type", f"'{spec.instance_type}' differs from custom_instance.name")
+            raise SpecError("--instance-type", f"{_show(spec.instance_type)} differs from custom_instance.name")
         instances[spec.instance_type] = custom
     if spec.instance_type not in instances:
-        raise SpecError("--instance-type", f"unknown instance type '{spec.instance_type}'; known: {', '.join(instances)}"
+        raise SpecError("--instance-type", f"unknown instance type {_show(spec.instance_type)}; known: {', '.join(instances)}"
                         " (declare an unpublished type with custom_instance in a spec file)")
     inst = instances[spec.instance_type]
     if spec.workload not in WORKLOADS:
-        raise SpecError("--workload", f"'{spec.workload}' is not one of {', '.join(WORKLOADS)}")
+        raise SpecError("--workload", f"{_show(spec.workload)} is not one of {', '.join(WORKLOADS)}")
     if not isinstance(spec.nodes, int) or isinstance(spec.nodes, bool) or not 1 <= spec.nodes <= 1000:
-        raise SpecError("--nodes", f"'{spec.nodes}' must be a whole number from 1 to 1000")
+        raise SpecError("--nodes", f"{_show(spec.nodes)} must be a whole number from 1 to 1000")
     if spec.capacity not in CAPACITY:
-        raise SpecError("--capacity", f"'{spec.capacity}' is not one of {', '.join(CAPACITY)}")
+        raise SpecError("--capacity", f"{_show(spec.capacity)} is not one of {', '.join(CAPACITY)}")
     if spec.capacity != "on-demand" and not spec.capacity_reservation_id:
-        raise SpecError("--capacity-reservation-id", f"capacity '{spec.capacity}' needs the reservation id (cr-...)")
+        raise SpecError("--capacity-reservation-id", f"capacity {_show(spec.capacity)} needs the reservation id (cr-...)")
     if spec.capacity_reservation_id and not re.fullmatch(r"cr-[0-9a-f]{17}", spec.capacity_reservation_id):
-        raise SpecError("--capacity-reservation-id", f"'{spec.capacity_reservation_id}' is not a reservation id (cr- and 17 hex digits)")
+        raise SpecError("--capacity-reservation-id", f"{_show(spec.capacity_reservation_id)} is not a reservation id (cr- and 17 hex digits)")
     if spec.capacity_reservation_id and spec.capacity == "on-demand":
         raise SpecError("--capacity", "a reservation id was given: use --capacity reservation or capacity-block")
     if spec.key_name is not None and not re.fullmatch(r"[\x20-\x7e]{1,255}", spec.key_name):
         raise SpecError("--key-name", "must be 1-255 printable ASCII characters")
     if spec.s3_prefix is not None and not re.fullmatch(r"s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/[A-Za-z0-9!_.*'()/-]*)?", spec.s3_prefix):
-        raise SpecError("--s3-prefix", f"'{spec.s3_prefix}' is not an s3://bucket/prefix URL (letters, digits, / - _ . only)")
+        raise SpecError("--s3-prefix", f"{_show(spec.s3_prefix)} is not an s3://bucket/prefix URL (letters, digits, / - _ . only)")
     if spec.image is not None and not re.fullmatch(r"[a-z0-9][a-z0-9._/:@-]{0,254}", spec.image):
-        raise SpecError("--image", f"'{spec.image}' is not a container image reference")
+        raise SpecError("--image", f"{_show(spec.image)} is not a container image reference")
     if not re.fullmatch(r"1\.\d{2}", spec.kubernetes_version):
-        raise SpecError("--kubernetes-version", f"'{spec.kubernetes_version}' is not a Kubernetes version such as 1.34")
+        raise SpecError("--kubernetes-version", f"{_show(spec.kubernetes_version)} is not a Kubernetes version such as 1.34")
     if not re.fullmatch(r"[a-z]{2}(-gov)?-[a-z]+-\d", spec.region):
-        raise SpecError("--region", f"'{spec.region}' is not an AWS region name such as us-east-2")
-    if not NAME_RE.match(spec.name):
-        raise SpecError("--name", f"'{spec.name}' must be 1-41 letters, digits or '-', starting with a letter or digit")
+        raise SpecError("--region", f"{_show(spec.region)} is not an AWS region name such as us-east-2")
+    if not isinstance(spec.name, str) or not NAME_RE.fullmatch(spec.name):
+        raise SpecError("--name", f"{_show(spec.name)} must be 1-41 letters, digits or '-', starting with a letter "
+                        "and ending with a letter or digit (no spaces, newlines or other characters)")
     target = spec.target or inst["targets"][0]
     if target not in inst["targets"]:
         why = " (TorchNeuron runs on Trn2/Trn3 only)" if target == "neuron" else ""
-        raise SpecError("--target", f"'{target}' does not run on {spec.instance_type}{why}; allowed: {', '.join(inst['targets'])}")
+        raise SpecError("--target", f"{_show(target)} does not run on {spec.instance_type}{why}; allowed: {', '.join(inst['targets'])}")
     if spec.efa and inst["efa_interfaces"] == 0:
         raise SpecError("--efa", f"{spec.instance_type} has no EFA interfaces; drop --efa")
     if spec.workload == "training" and spec.nodes > 1 and (inst["efa_interfaces"] == 0 or spec.efa is False):
@@ -221,26 +248,27 @@ def _validate(spec: DeploymentSpec) -> dict[str, Any]:
         raise SpecError("--root-volume-gib", "must be between 8 and 16384 GiB")
     for sid in spec.subnet_ids:
         if not re.fullmatch(r"subnet-[0-9a-f]{8,17}", sid):
-            raise SpecError("--subnet-id", f"'{sid}' is not a subnet id (subnet-xxxxxxxx)")
+            raise SpecError("--subnet-id", f"{_show(sid)} is not a subnet id (subnet-xxxxxxxx)")
     for gid in spec.security_group_ids:
         if not re.fullmatch(r"sg-[0-9a-f]{8,17}", gid):
-            raise SpecError("--security-group-id", f"'{gid}' is not a security group id (sg-xxxxxxxx)")
+            raise SpecError("--security-group-id", f"{_show(gid)} is not a security group id (sg-xxxxxxxx)")
     if spec.ami_id and not re.fullmatch(r"ami-[0-9a-f]{8,17}", spec.ami_id):
-        raise SpecError("--ami-id", f"'{spec.ami_id}' is not an AMI id (ami-xxxxxxxx)")
-    if spec.ami_ssm_parameter and not spec.ami_ssm_parameter.startswith("/"):
-        raise SpecError("--ami-ssm-parameter", "must be an SSM parameter path starting with '/'")
+        raise SpecError("--ami-id", f"{_show(spec.ami_id)} is not an AMI id (ami-xxxxxxxx)")
+    if spec.ami_ssm_parameter and not SSM_PARAMETER_RE.fullmatch(spec.ami_ssm_parameter):
+        raise SpecError("--ami-ssm-parameter", f"{_show(spec.ami_ssm_parameter)} must be an SSM parameter path "
+                        "starting with '/' (letters, digits, '/', '_', '.', '-')")
     if target == "inf1" and not spec.ami_id:
         raise SpecError("--ami-id", "Inf1 needs a DLAMI from Neuron SDK <= 2.26.1 (no SSM alias exists); pass its id")
     seen: set[str] = set()
     for key, value in spec.tags:
+        if any(_is_control(c) for c in key + value):
+            raise SpecError("--tag", f"{_show(key, 40)} contains control characters (newlines, tabs, escapes)")
         if not key or len(key) > 128 or key.lower().startswith("aws:") or key in ("Name", "neuron-migrator:target"):
-            raise SpecError("--tag", f"key '{key[:40]}' is not allowed (1-128 characters, not 'aws:', not Name: use --name)")
+            raise SpecError("--tag", f"key {_show(key, 40)} is not allowed (1-128 characters, not 'aws:', not Name: use --name)")
         if len(value) > 256:
-            raise SpecError("--tag", f"value of '{key[:40]}' is longer than 256 characters")
-        if any(ord(c) < 32 for c in key + value):
-            raise SpecError("--tag", f"'{key[:40]}' contains control characters (newlines, tabs)")
+            raise SpecError("--tag", f"value of {_show(key, 40)} is longer than 256 characters")
         if key in seen:
-            raise SpecError("--tag", f"key '{key[:40]}' is given twice")
+            raise SpecError("--tag", f"key {_show(key, 40)} is given twice")
         seen.add(key)
     return {**inst, "type": spec.instance_type, "target": target}
 
@@ -362,28 +390,139 @@ def load_cfn_yaml(text: str) -> dict[str, Any]:
     return yaml.load(text, Loader=_CfnLoader)  # noqa: S506 - SafeLoader subclass
 
 
-def _write_all(output: Path, rendered: dict[str, str]) -> list[Path]:
-    """Write every file or none: stage in a temporary folder beside `output`, then move."""
-    output = Path(output)
+def _path(path: Path) -> str:
+    return _show(path, limit=1000)
+
+
+def _check_targets(output: Path, names: list[str]) -> None:
+    """Refuse, before anything is written, a write that could not complete or would leave `output`.
+
+    Raises:
+        SpecError: a part of `output` is a file; the nearest existing folder is not writable; a
+            target exists as a folder, a symbolic link or anything but a regular file.
+    """
     for folder in (output, *output.parents):
         if folder.exists() and not folder.is_dir():
-            raise SpecError("--output", f"'{folder}' is a file, not a folder")
-    try:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        stage = Path(tempfile.mkdtemp(prefix=".nrn-stage-", dir=output.parent))
-    except OSError as exc:
-        raise SpecError("--output", f"cannot write into '{output}': {exc.strerror}") from None
-    try:
-        for name, text in rendered.items():
-            (stage / name).write_text(text, encoding="utf-8")
+            raise SpecError("--output", f"{_path(folder)} is a file, not a folder; nothing was written")
+        if os.path.islink(folder) and not folder.exists():
+            raise SpecError("--output", f"{_path(folder)} is a broken symbolic link; nothing was written")
+    existing = next(f for f in (output, *output.parents, Path(".")) if f.exists())
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise SpecError("--output", f"cannot write into {_path(existing)}: permission denied; nothing was written")
+    for name in names:
+        if name in ("", ".", "..") or Path(name).name != name:
+            raise ValueError(f"rendered file name {name!r} is not a plain file name")
+        target = output / name
         try:
-            output.mkdir(exist_ok=True)
+            info = target.lstat()
+        except FileNotFoundError:
+            continue
         except OSError as exc:
-            raise SpecError("--output", f"cannot create '{output}': {exc.strerror}") from None
-        written = []
+            raise SpecError("--output", f"cannot check {_path(target)}: {exc.strerror}; nothing was written") from None
+        if stat.S_ISLNK(info.st_mode):
+            raise SpecError("--output", f"{_path(target)} is a symbolic link (to {_path(os.readlink(target))}); "
+                            "remove it or choose another --output; nothing was written")
+        if stat.S_ISDIR(info.st_mode):
+            raise SpecError("--output", f"{_path(target)} is a folder; remove it or choose another --output; "
+                            "nothing was written")
+        if not stat.S_ISREG(info.st_mode):
+            raise SpecError("--output", f"{_path(target)} is not a regular file; nothing was written")
+
+
+def _make_folders(output: Path) -> list[Path]:
+    """Create `output` and its missing parents; return the folders created, outermost first."""
+    missing = [f for f in (output, *output.parents) if not f.exists()]
+    created = []
+    for folder in reversed(missing):
+        try:
+            folder.mkdir()
+        except FileExistsError:
+            if not folder.is_dir():
+                raise
+            continue
+        created.append(folder)
+    return created
+
+
+def _write_temp(output: Path, name: str, text: str) -> Path:
+    """Write `text` to a new hidden file beside its target (same folder: the rename is atomic)."""
+    temp = output / f".{name}.{secrets.token_hex(6)}.nrn-tmp"
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o666)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(text.encode("utf-8"))
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+    return temp
+
+
+def _keep_copy(target: Path) -> Path:
+    """A second name for the file about to be replaced, so a failed write can put it back."""
+    backup = target.with_name(f".{target.name}.{secrets.token_hex(6)}.nrn-old")
+    try:
+        os.link(target, backup)
+    except OSError:
+        shutil.copy2(target, backup)
+    return backup
+
+
+def _write_all(output: Path, rendered: dict[str, str]) -> list[Path]:
+    """Write every file or none.
+
+    First every target is checked (`_check_targets`); then each file is written to a temporary
+    file in `output` and, once all are written, renamed into place. A file being replaced keeps a
+    second name until the end, so that if a rename fails midway the files already placed are
+    taken back (older versions restored), the temporary files removed and the folders this call
+    created removed again.
+
+    Raises:
+        SpecError: naming `--output` and the path at fault; nothing was written.
+    """
+    output = Path(output)
+    _check_targets(output, list(rendered))
+    created: list[Path] = []
+    temps: dict[str, Path] = {}
+    placed: list[tuple[Path, Path | None]] = []
+    current = output
+    try:
+        created = _make_folders(output)
+        for name, text in rendered.items():
+            current = output / name
+            temps[name] = _write_temp(output, name, text)
         for name in rendered:
-            os.replace(stage / name, output / name)
-            written.append(output / name)
-        return written
-    finally:
-        shutil.rmtree(stage, ignore_errors=True)
+            current = target = output / name
+            info = os.lstat(target) if os.path.lexists(target) else None
+            if info is not None and not stat.S_ISREG(info.st_mode):  # changed since the check
+                raise OSError(errno.EEXIST, "it is no longer a regular file")
+            backup = _keep_copy(target) if info is not None else None
+            try:
+                os.replace(temps[name], target)
+            except OSError:
+                if backup is not None:
+                    backup.unlink(missing_ok=True)
+                raise
+            del temps[name]
+            placed.append((target, backup))
+    except OSError as exc:
+        for target, backup in reversed(placed):
+            try:
+                if backup is not None:
+                    os.replace(backup, target)
+                else:
+                    target.unlink()
+            except OSError:
+                pass
+        for temp in temps.values():
+            temp.unlink(missing_ok=True)
+        for folder in reversed(created):
+            try:
+                folder.rmdir()
+            except OSError:
+                pass
+        reason = exc.strerror or str(exc)
+        raise SpecError("--output", f"cannot write {_path(current)}: {reason}; nothing was written") from None
+    for _, backup in placed:
+        if backup is not None:
+            backup.unlink(missing_ok=True)
+    return [output / name for name in rendered]

@@ -5,12 +5,15 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ..findings import Finding
+from ..lines import printable
 
 _LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
 
 
 def _escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    # Escape sequences would also reach the log viewer, which renders ANSI colours and moves.
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return printable(text)
 
 
 def _escape_property(text: str) -> str:

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import re
 from itertools import groupby
 from typing import Any, Sequence
 from xml.etree import ElementTree as ET
 
 from ..findings import Finding
+
+# XML 1.0 allows no other control characters, not even escaped: they become visible escapes.
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _xml(text: str) -> str:
+    return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}", text)
 
 
 def render_junit(findings: Sequence[Finding], stats: dict[str, Any] | None = None) -> str:
@@ -15,11 +23,11 @@ def render_junit(findings: Sequence[Finding], stats: dict[str, Any] | None = Non
     if not findings:
         ET.SubElement(suite, "testcase", name="neuron-migrator", classname="neuron-migrator")
     for path, group in groupby(findings, key=lambda f: f.path):
-        case = ET.SubElement(suite, "testcase", name=path, classname="neuron-migrator")
+        case = ET.SubElement(suite, "testcase", name=_xml(path), classname="neuron-migrator")
         for f in group:
             where = f"{path}:{'cell ' + str(f.cell) + ':' if f.cell else ''}{f.span.line}:{f.span.column}"
-            failure = ET.SubElement(case, "failure", type=f.rule_id, message=f"{f.rule_id} {f.message}")
-            failure.text = f"{where} {f.rule_id} {f.message} ({f.severity.value})"
+            failure = ET.SubElement(case, "failure", type=f.rule_id, message=_xml(f"{f.rule_id} {f.message}"))
+            failure.text = _xml(f"{where} {f.rule_id} {f.message} ({f.severity.value})")
     suites = ET.Element("testsuites")
     suites.append(suite)
     return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"

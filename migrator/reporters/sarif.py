@@ -12,12 +12,21 @@ import difflib
 import json
 from pathlib import Path
 from typing import Any, Sequence
+from urllib.parse import quote
 
 from .. import __version__
 from ..findings import Finding
+from ..lines import split_lines
 
 _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 _SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+
+
+def _uri(path: str) -> str:
+    """A SARIF artifact URI: a relative reference as given, an absolute path as `file://`, with
+    spaces, `%`, `#`, `?` and control characters percent-encoded (RFC 3986)."""
+    quoted = quote(path.replace("\\", "/"), safe="/-._~!$&'()*+,;=:@", errors="surrogateescape")
+    return f"file://{quoted}" if path.startswith("/") else quoted
 
 
 def _region(f: Finding) -> dict[str, Any]:
@@ -41,8 +50,8 @@ def _replacements(f: Finding, target: str) -> list[dict[str, Any]]:
     outcome = fix_source(data, f.path, kind, ScanOptions(target=target), only=(f.rule_id, f.span.line, f.span.column))
     if outcome.failed or not outcome.changed:
         return []
-    old = _before_text(data, kind).splitlines(keepends=True)
-    new = outcome.source.splitlines(keepends=True)
+    old = split_lines(_before_text(data, kind), keepends=True)
+    new = split_lines(outcome.source, keepends=True)
     offsets = [0]
     for line in old:
         offsets.append(offsets[-1] + len(line))
@@ -83,7 +92,7 @@ def render_sarif(findings: Sequence[Finding], stats: dict[str, Any] | None = Non
             "ruleIndex": index[f.rule_id],
             "level": _LEVEL[f.severity.value],
             "message": {"text": f.message},
-            "locations": [{"physicalLocation": {"artifactLocation": {"uri": f.path}, "region": _region(f)}}],
+            "locations": [{"physicalLocation": {"artifactLocation": {"uri": _uri(f.path)}, "region": _region(f)}}],
             "partialFingerprints": {"neuronMigrator/v1": f.fingerprint},
             "properties": {"category": f.category, "fixable": f.fixable, "isTest": f.is_test},
         }
@@ -94,7 +103,7 @@ def render_sarif(findings: Sequence[Finding], stats: dict[str, Any] | None = Non
             if replacements:
                 result["fixes"] = [{
                     "description": {"text": f"{f.fix.title} ({f.fix.safety.value} fix)"},
-                    "artifactChanges": [{"artifactLocation": {"uri": f.path}, "replacements": replacements}],
+                    "artifactChanges": [{"artifactLocation": {"uri": _uri(f.path)}, "replacements": replacements}],
                 }]
         results.append(result)
     doc = {

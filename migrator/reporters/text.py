@@ -7,11 +7,12 @@ from itertools import groupby
 from typing import Any, Sequence
 
 from ..findings import Finding
+from ..lines import printable
 
 
 def _location(f: Finding) -> str:
     cell = f"cell {f.cell}:" if f.cell else ""
-    return f"{f.path}:{cell}{f.span.line}:{f.span.column}"
+    return f"{printable(f.path)}:{cell}{f.span.line}:{f.span.column}"
 
 
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
@@ -31,16 +32,16 @@ def render_text(findings: Sequence[Finding], stats: dict[str, Any] | None = None
             return text
     lines: list[str] = []
     for path, group in groupby(findings, key=lambda f: f.path):
-        lines.append(f"[bold]{escape(path)}[/bold]" if color else path)
+        lines.append(f"[bold]{escape(printable(path))}[/bold]" if color else printable(path))
         for f in group:
             mark = "[*] " if f.fixable and f.fix.safety.value == "safe" else ""
             test = ", test file" if f.is_test else ""
             severity = f.severity.value
             if color:
-                lines.append(f"  {escape(_location(f))} [{_STYLE[severity]}]{f.rule_id}[/] {escape(mark + f.message)}"
+                lines.append(f"  {escape(_location(f))} [{_STYLE[severity]}]{f.rule_id}[/] {escape(mark + printable(f.message))}"
                              f" ([{_STYLE[severity]}]{severity}[/]{test})")
             else:
-                lines.append(f"  {_location(f)} {f.rule_id} {mark}{f.message} ({severity}{test})")
+                lines.append(f"  {_location(f)} {f.rule_id} {mark}{printable(f.message)} ({severity}{test})")
     by_severity = Counter(f.severity.value for f in findings)
     fixable = sum(1 for f in findings if f.fixable and f.fix.safety.value == "safe")
     unsafe = sum(1 for f in findings if f.fixable and f.fix.safety.value == "unsafe")
