@@ -7,9 +7,11 @@
 from __future__ import annotations
 
 import codecs
+import contextlib
 import difflib
 import os
 import re
+import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -150,6 +152,18 @@ def _decode(data: bytes) -> str:
         return data.decode("latin-1")
 
 
+@contextlib.contextmanager
+def _deep_recursion(limit: int = 8000):
+    """Room for the recursive passes over a syntax tree as deep as guard.MAX_DEPTH allows
+    (about 2.5 frames per level; CPython's default limit of 1,000 stops at ~400 levels)."""
+    before = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(before, limit))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(before)
+
+
 def _unparsable(raw: bytes) -> str | None:
     """Why a Python source must not reach libcst (see guard.py), or None."""
     from .guard import too_complex
@@ -178,12 +192,13 @@ def scan_source(data: bytes | str, path: str, kind: str = "python", options: Sca
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
     unused = options.report_unused_noqa
     try:
-        findings = _scan_source(raw, path, kind, options, index, is_test, unused)
+        with _deep_recursion():
+            findings = _scan_source(raw, path, kind, options, index, is_test, unused)
     except RecursionError:
         findings = [_parse_error(path, "too deeply nested to scan")]
     timed_out = index.take_timeouts()
     if timed_out:
-        findings.append(_parse_error(path, f"rule {', '.join(timed_out)}: pattern search ran out of time "
+        findings.insert(0, _parse_error(path, f"rule {', '.join(timed_out)}: pattern search ran out of time "
                                            "on this file; those matches are missing", prefix="file partly scanned: "))
     return findings
 
@@ -225,34 +240,77 @@ def _scan_source(raw: bytes, path: str, kind: str, options: ScanOptions, index: 
     return apply_suppressions(found, lambda cell: lines, path=path, report_unused=unused)
 
 
-def _scan_notebook(text: str, path: str, index: "RuleIndex", options: ScanOptions, is_test: bool) -> list[Finding]:
+def _join_notebook(text: str, path: str):
+    """The notebook's code cells joined, the parsed module (None when no part of it can be
+    parsed safely) and the NRN000 findings for what was left out.
+
+    A cell that is not usable (see `join_cells`), would crash the parser (guard.py) or does not
+    parse on its own (Jupyter compiles each cell alone) is reported and left out; the other cells
+    are scanned and fixed as usual.
+
+    Raises:
+        ValueError: not a notebook.
+    """
     import libcst as cst
 
+    from .notebook import cell_code, join_cells
+
+    def hazard(code: str) -> str | None:
+        return _unparsable(code.encode("utf-8", "surrogatepass"))
+
+    joined = join_cells(text)
+    problems = [_parse_error(path, f"cell skipped: {why}", cell=cell, prefix="") for cell, why in joined.problems]
+    if hazard(joined.source) is None:
+        try:
+            return joined, cst.parse_module(joined.source), problems
+        except cst.ParserSyntaxError as exc:
+            cell, line = joined.locate(exc.raw_line)
+            whole = _parse_error(path, f"syntax error: {exc.message}", line, exc.raw_column + 1, cell)
+    else:
+        whole = _parse_error(path, hazard(joined.source) or "")
+    broken: dict[int, Finding] = {}
+    for cell, code in cell_code(joined).items():
+        why = hazard(code)
+        if why:
+            broken[cell] = _parse_error(path, f"cell skipped: {why}", cell=cell, prefix="")
+            continue
+        try:
+            cst.parse_module(code)
+        except cst.ParserSyntaxError as exc:
+            broken[cell] = _parse_error(path, f"cell skipped: syntax error: {exc.message}", exc.raw_line,
+                                        exc.raw_column + 1, cell, prefix="")
+    if not broken:
+        return joined, None, problems + [whole]
+    joined = join_cells(text, skip=broken)
+    problems = sorted(problems + list(broken.values()), key=lambda f: f.cell or 0)
+    if hazard(joined.source) is not None:
+        return joined, None, problems + [whole]
+    try:
+        return joined, cst.parse_module(joined.source), problems
+    except cst.ParserSyntaxError:
+        return joined, None, problems + [whole]
+
+
+def _scan_notebook(text: str, path: str, index: "RuleIndex", options: ScanOptions, is_test: bool) -> list[Finding]:
     from .engine import mark_blocked, scan_python, scan_text
-    from .notebook import join_cells
 
     try:
-        joined = join_cells(text)
+        joined, module, problems = _join_notebook(text, path)
     except ValueError as exc:
         return [_parse_error(path, str(exc))]
     findings: list[Finding] = []
-    problem = _unparsable(joined.source.encode("utf-8", "surrogatepass"))
-    if problem:
-        return [_parse_error(path, problem)]
     for cell, first, shell in joined.shell:
         findings += scan_text(shell, path, "shell", index, options.target, is_test=is_test, cell=cell, line_offset=first - 1)
-    try:
-        module = cst.parse_module(joined.source)
-    except cst.ParserSyntaxError as exc:
-        cell, line = joined.locate(exc.raw_line)
-        return findings + [_parse_error(path, f"syntax error: {exc.message}", line, exc.raw_column + 1, cell)]
-    findings += scan_python(module, path, index, options.target, is_test=is_test, line_map=joined.locate,
-                            source=joined.source)
+    if module is not None:
+        findings += scan_python(module, path, index, options.target, is_test=is_test, line_map=joined.locate,
+                                source=joined.source)
     findings.sort(key=lambda f: (f.cell or 0, f.span.line, f.span.column))
     cells = {i: python_comment_lines(split_lines(c.source))
              for i, c in enumerate(joined.notebook.cells, start=1) if c.cell_type == "code"}
-    return mark_blocked(apply_suppressions(findings, lambda cell: cells.get(cell, []), path=path, cells=list(cells),
-                                           report_unused=options.report_unused_noqa))
+    # Problems are added after suppression: a `# noqa` cannot hide a cell that was not scanned.
+    found = mark_blocked(apply_suppressions(findings, lambda cell: cells.get(cell, []), path=path, cells=list(cells),
+                                            report_unused=options.report_unused_noqa))
+    return sorted(found + problems, key=lambda f: (f.cell or 0, f.span.line, f.span.column))
 
 
 def _per_file_filter(options: ScanOptions) -> Callable[[Finding], bool]:
@@ -418,7 +476,8 @@ def fix_source(data: bytes | str, path: str, kind: str = "python", options: Scan
     if problem:
         return FixOutcome(_decode(raw), failed=f"not rewritten: {problem}")
     try:
-        return _fix_source(data, raw, path, kind, options, index, unsafe, only, partial)
+        with _deep_recursion():
+            return _fix_source(data, raw, path, kind, options, index, unsafe, only, partial)
     except RecursionError:
         return FixOutcome(_decode(raw), failed="not rewritten: too deeply nested")
 
@@ -465,10 +524,17 @@ def _fix_source(data: bytes | str, raw: bytes, path: str, kind: str, options: Sc
 
 
 def _decode_python(data: bytes) -> str:
-    import libcst as cst
+    """Python source text by its coding cookie or BOM, as Python reads it (no parse: a source
+    libcst cannot parse safely must still be shown and left alone).
 
-    module = cst.parse_module(data) if data else cst.parse_module("")
-    return module.code
+    Raises:
+        SyntaxError, LookupError, UnicodeDecodeError: a bad cookie or undecodable bytes.
+    """
+    import io
+    import tokenize
+
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    return data.decode(encoding)
 
 
 def _fix_notebook(text: str, path: str, index: "RuleIndex", options: ScanOptions, unsafe: bool, is_test: bool,
@@ -477,16 +543,15 @@ def _fix_notebook(text: str, path: str, index: "RuleIndex", options: ScanOptions
 
     from .engine import scan_python
     from .fixer import fix_python
-    from .notebook import join_cells, locator, split_cells
+    from .notebook import locator, split_cells
     from .outcome import FixOutcome
 
     try:
-        joined = join_cells(text)
+        joined, module, problems = _join_notebook(text, path)
     except ValueError as exc:
         return FixOutcome(text, failed=str(exc))
-    problem = _unparsable(joined.source.encode("utf-8", "surrogatepass"))
-    if problem:
-        return FixOutcome(text, failed=f"not rewritten: {problem}")
+    if module is None:
+        return FixOutcome(text, failed=f"not rewritten: {problems[-1].snippet}")
     if '"worksheets"' in text and joined.notebook.get("nbformat", 4) >= 4 and _nbformat_major(text) < 4:
         return FixOutcome(text, failed="nbformat 3 notebooks are scanned but not rewritten; "
                                        "upgrade with `jupyter nbconvert --to notebook --nbformat 4`")
@@ -506,6 +571,7 @@ def _fix_notebook(text: str, path: str, index: "RuleIndex", options: ScanOptions
         return apply_suppressions(found, lambda cell: current.get(cell, []), path=path)
 
     outcome = fix_python(joined.source, scan, options.target, unsafe=unsafe, only=only, partial=partial)
+    outcome.manual.extend((p, "cell left unchanged: it was not scanned") for p in problems)
     if outcome.failed:
         outcome.source = text
         return outcome

@@ -36,20 +36,32 @@ def write_baseline(findings: Sequence[Finding], path: Path) -> int:
 
 
 def read_baseline(path: Path) -> Counter[str]:
-    """Fingerprint -> count. Raises BaselineError naming the file."""
+    """Fingerprint -> count. Raises BaselineError naming the file (also for a FIFO, a huge or
+    deeply nested file, or entries that are not `{"fingerprint": "<hex>"}` objects)."""
+    from .fsutil import read_limited
+
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        raw = read_limited(path, 256 * 1024 * 1024)
     except OSError as exc:
-        raise BaselineError(f"{path}: cannot read baseline: {exc.strerror}") from None
+        raise BaselineError(f"{path}: cannot read baseline: {exc.strerror or exc}") from None
     try:
-        data = json.loads(text)
-        if not isinstance(data, dict):
-            raise BaselineError(f"{path}: not a neuron-migrator baseline (expected a JSON object)")
-        if data.get("format") != FORMAT:
-            raise BaselineError(f"{path}: unsupported baseline format {data.get('format')!r} (expected {FORMAT})")
-        return Counter(entry["fingerprint"] for entry in data["findings"])
-    except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
-        raise BaselineError(f"{path}: not a neuron-migrator baseline: {exc}") from None
+        data = json.loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError) as exc:
+        raise BaselineError(f"{path}: not a neuron-migrator baseline: {str(exc)[:200] or 'nested too deeply'}") from None
+    if not isinstance(data, dict):
+        raise BaselineError(f"{path}: not a neuron-migrator baseline (expected a JSON object)")
+    if data.get("format") != FORMAT:
+        raise BaselineError(f"{path}: unsupported baseline format {data.get('format')!r} (expected {FORMAT})")
+    entries = data.get("findings")
+    if not isinstance(entries, list):
+        raise BaselineError(f"{path}: not a neuron-migrator baseline: 'findings' must be a list")
+    fingerprints = []
+    for number, entry in enumerate(entries):
+        value = entry.get("fingerprint") if isinstance(entry, dict) else None
+        if not isinstance(value, str):
+            raise BaselineError(f"{path}: findings[{number}]: expected an object with a string 'fingerprint'")
+        fingerprints.append(value)
+    return Counter(fingerprints)
 
 
 def filter_new(findings: Sequence[Finding], baseline: Counter[str]) -> list[Finding]:

@@ -123,6 +123,16 @@ def signed_load(path: Path, limit: int = 512 * 1024 * 1024) -> Any:
         return None
 
 
+def _code_digest() -> str:
+    """Size and mtime of every module of the tool: a development checkout's edits invalidate
+    the cache although the version stays the same."""
+    h = hashlib.sha256()
+    for module in sorted(Path(__file__).parent.rglob("*.py")):
+        info = module.stat()
+        h.update(f"{module.name}\0{info.st_size}\0{info.st_mtime_ns}\0".encode())
+    return h.hexdigest()
+
+
 def _catalogue_digest(catalogue: "Catalogue") -> str:
     from .resources import rules_dir
 
@@ -148,7 +158,7 @@ class ResultCache:
         """The cache for `options` under `folder` (None = `user_cache_dir()`); never raises."""
         root = str((options.root or Path.cwd()).resolve())
         key = hashlib.sha256("\0".join([
-            str(FORMAT), __version__, root, _catalogue_digest(catalogue), options.target, ",".join(options.select),
+            str(FORMAT), __version__, _code_digest(), root, _catalogue_digest(catalogue), options.target, ",".join(options.select),
             ",".join(options.ignore), str(options.report_unused_noqa), str(options.max_file_size),
         ]).encode()).hexdigest()
         base = Path(folder) if folder is not None else user_cache_dir() / "scan"

@@ -233,13 +233,21 @@ def fix(
     if not write:
         for result in results:
             if result.outcome.changed and not result.error:
-                sys.stdout.write(result.diff)
+                # On a terminal, code from the repository is shown escaped; on a pipe the
+                # diff stays a patch that applies byte for byte.
+                sys.stdout.write(result.diff if not sys.stdout.isatty() else _printable_diff(result.diff))
     _fix_report(results, write)
     failed = sum(1 for r in results if r.error)
     if failed:
         raise typer.Exit(2)
     if pending:
         raise typer.Exit(1)
+
+
+def _printable_diff(diff: str) -> str:
+    from .lines import printable
+
+    return "".join(printable(line) + "\n" for line in diff.split("\n")[:-1])
 
 
 def _fix_column(rule) -> str:

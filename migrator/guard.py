@@ -18,7 +18,7 @@ import warnings
 __all__ = ["MAX_DEPTH", "too_complex"]
 
 # Deep enough for any hand-written or usual generated code (PyTorch's deepest file: 30 levels).
-MAX_DEPTH = 400
+MAX_DEPTH = 800
 _BRACKETS = bytes(range(256)).translate(None, b"()[]{}")
 _UNARY_RUN = re.compile(rb"(?:[-+~]\s*){200}|(?:\bnot\s+){200}|(?:\blambda\b[^:]{0,40}:\s*){200}")
 

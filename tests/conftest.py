@@ -2,6 +2,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,8 @@ ROOT = Path(__file__).resolve().parents[1]
 # exist only when loaded, and default AMIs are skipped for speed (iac.md §5, §7).
 os.environ["MOTO_IAM_LOAD_MANAGED_POLICIES"] = "true"
 os.environ.setdefault("MOTO_EC2_LOAD_DEFAULT_AMIS", "false")
+# The result and catalogue caches live in the user cache folder; tests keep theirs apart.
+os.environ.setdefault("NRN_CACHE_DIR", tempfile.mkdtemp(prefix="nrn-test-cache-"))
 
 
 @pytest.fixture
