@@ -48,8 +48,9 @@ demo: $(DEMO_VENV)/.done
 	$(DEMO_VENV)/bin/neuron-migrator generate terraform --spec samples/deploy-spec.yaml --output $(OUT)/terraform
 	@echo "== outputs are in $(OUT)/"
 
+# One worker per CPU (pytest-xdist): most tests run the CLI or whole programs in subprocesses.
 test: $(TEST_VENV)/.done $(CHECKOV_VENV)/.done tests/k8s/node_modules/.done
-	$(TEST_VENV)/bin/python -m pytest -q
+	$(TEST_VENV)/bin/python -m pytest -q -n auto
 
 # PyTorch/XLA 2.9 end to end (not part of `make test`): torch 2.9.0 from PyPI is the CUDA build,
 # several GB with its NVIDIA libraries; it runs on the CPU through PJRT_DEVICE=CPU.
