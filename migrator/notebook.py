@@ -21,6 +21,8 @@ from json.decoder import scanstring
 
 import nbformat
 
+from .lines import split_lines
+
 __all__ = ["JoinedNotebook", "cell_code", "join_cells", "split_cells"]
 
 _MARK = "# nrn-cell {index}"
@@ -40,23 +42,6 @@ _PYTHON_CELLS = {"%%time", "%%timeit", "%%capture", "%%prun", "%%debug"}
 JsonPath = tuple  # keys and list indices from the document root to one value
 _MARKER = re.compile(r"# nrn-cell (\d+)")
 _MASKED = re.compile(r"(?:import nrn_magic|pass)  # nrn-magic (\d+\.\d+)$")
-# Python ends a line at \n, \r\n or \r only; str.splitlines() also splits at \f, \x1c-\x1e, \x85,
-# U+2028 and U+2029, which may sit inside a string literal or a comment.
-_EOL = re.compile(r"\r\n|\r|\n")
-
-
-def _split_lines(text: str) -> list[str]:
-    """The lines of Python source as Python counts them (no line endings; none after the last)."""
-    lines = _EOL.split(text)
-    return lines[:-1] if lines[-1] == "" else lines
-
-
-def _lines_keepends(text: str) -> list[str]:
-    """`_split_lines` with each line's ending kept (so the lines join back to `text`)."""
-    ends = [m.end() for m in _EOL.finditer(text)]
-    return [text[a:b] for a, b in zip([0] + ends, ends + [len(text)]) if a < b]
-
-
 @dataclass
 class JoinedNotebook:
     """A notebook's code as one module.
@@ -182,7 +167,7 @@ def join_cells(text: str, skip: Iterable[int] = ()) -> JoinedNotebook:
         nodes.append(nbformat.NotebookNode(cell_type=kind, source=source))
         if kind != "code" or index in skipped:
             continue
-        lines = _split_lines(source)
+        lines = split_lines(source)
         forged = next((n for n, line in enumerate(lines, start=1) if _MARKER.fullmatch(line) or _MASKED.search(line)),
                       None)
         if forged is not None:  # it would be read back as a cell boundary or a masked magic
@@ -227,7 +212,7 @@ def cell_code(joined: JoinedNotebook) -> dict[int, str]:
     Lets a caller find the cells that do not parse on their own and join again without them.
     """
     code: dict[int, list[str]] = {}
-    for line, (cell, _) in zip(_split_lines(joined.source), joined.line_map):
+    for line, (cell, _) in zip(split_lines(joined.source), joined.line_map):
         if _MARKER.fullmatch(line):
             code[cell] = []
         else:
@@ -239,7 +224,7 @@ def locator(code: str):
     """Map a line of (possibly rewritten) joined code to (cell, line in cell), by its markers."""
     line_map: list[tuple[int, int]] = []
     cell, n = 0, 0
-    for line in _split_lines(code):
+    for line in split_lines(code):
         m = _MARKER.fullmatch(line)
         if m:
             cell, n = int(m.group(1)), 0
@@ -268,7 +253,7 @@ def split_cells(joined: JoinedNotebook, new_source: str) -> str:
     current: int | None = None
     preamble: list[str] = []
     carried: list[str] = []
-    for line in _split_lines(new_source):
+    for line in split_lines(new_source):
         m = _MARKER.fullmatch(line)
         if m:
             current = int(m.group(1))
@@ -377,7 +362,7 @@ def _rewrite_value(text: str, start: int, stop: int, new: str) -> str:
     ascii_only = _ensure_ascii(old, text)
     if not old.startswith("["):
         return json.dumps(new, ensure_ascii=ascii_only)
-    lines = _lines_keepends(new)
+    lines = split_lines(new, keepends=True)
     items = _members(text, start)
     if not lines:
         return "[]"
