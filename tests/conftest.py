@@ -39,6 +39,22 @@ def aws_env(monkeypatch):
         monkeypatch.setenv(key, value)
 
 
+@pytest.fixture(scope="module")
+def hook_repo(tmp_path_factory):
+    """A committed copy of this project, so pre-commit can install its hooks by `rev`."""
+    repo = tmp_path_factory.mktemp("hook-repo")
+    for name in ("migrator", "rules", "templates"):
+        shutil.copytree(ROOT / name, repo / name, ignore=shutil.ignore_patterns("__pycache__", "_data"))
+    for name in ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml"):
+        shutil.copy(ROOT / name, repo / name)
+    git = ["git", "-c", "user.email=t@e", "-c", "user.name=t"]
+    subprocess.run([*git, "init", "-q"], cwd=repo, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=repo, check=True)
+    subprocess.run([*git, "commit", "-qm", "hook"], cwd=repo, check=True)
+    rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True)
+    return repo, rev.stdout.strip()
+
+
 def copy_samples(dest: Path) -> Path:
     shutil.copytree(ROOT / "samples", dest)
     return dest

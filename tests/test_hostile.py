@@ -114,21 +114,6 @@ def test_the_catalogue_cache_is_not_a_pickle(tmp_path):
 
 
 # -- 2. argument injection and 3. excludes, through the real pre-commit -------------------------
-@pytest.fixture(scope="module")
-def hook_repo(tmp_path_factory):
-    repo = tmp_path_factory.mktemp("hook-repo")
-    for name in ("migrator", "rules", "templates"):
-        shutil.copytree(ROOT / name, repo / name, ignore=shutil.ignore_patterns("__pycache__", "_data"))
-    for name in ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml"):
-        shutil.copy(ROOT / name, repo / name)
-    git = ["git", "-c", "user.email=t@e", "-c", "user.name=t"]
-    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
-    subprocess.run([*git, "add", "-A"], cwd=repo, check=True)
-    subprocess.run([*git, "commit", "-qm", "hook"], cwd=repo, check=True)
-    rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True).stdout.strip()
-    return repo, rev
-
-
 @pytest.mark.timeout(600)
 def test_hooks_take_dash_file_names_as_files_and_keep_out_of_excluded_code(tmp_path, hook_repo):
     repo, rev = hook_repo

@@ -1,32 +1,14 @@
 """The shipped hook, run by the real pre-commit in a temporary git repository."""
 
 import os
-import shutil
 import subprocess
 import sys
-from pathlib import Path
 
-import pytest
 
-from conftest import ROOT
 
 
 def git(*args, cwd):
     return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True).stdout.strip()
-
-
-@pytest.fixture(scope="module")
-def hook_repo(tmp_path_factory):
-    """A committed copy of this project, so pre-commit can install it by `rev`."""
-    repo = tmp_path_factory.mktemp("hook-repo")
-    for name in ("migrator", "rules", "templates"):
-        shutil.copytree(ROOT / name, repo / name, ignore=shutil.ignore_patterns("__pycache__", "_data"))
-    for name in ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml"):
-        shutil.copy(ROOT / name, repo / name)
-    git("init", "-q", cwd=repo)
-    git("-c", "user.email=t@e", "-c", "user.name=t", "add", "-A", cwd=repo)
-    git("-c", "user.email=t@e", "-c", "user.name=t", "commit", "-qm", "hook", cwd=repo)
-    return repo, git("rev-parse", "HEAD", cwd=repo)
 
 
 def test_commit_adding_cuda_is_blocked_and_clean_commit_passes(tmp_path, hook_repo):
