@@ -111,9 +111,9 @@ def _index(options: ScanOptions) -> "RuleIndex":
 
 
 def _parse_error(path: str, message: str, line: int = 1, column: int = 1, cell: int | None = None,
-                 prefix: str = "file not scanned: ") -> Finding:
+                 prefix: str = "file not scanned: ", severity: Severity = Severity.WARNING) -> Finding:
     return Finding(
-        rule_id="NRN000", rule_name="parse-error", category="tool", severity=Severity.WARNING,
+        rule_id="NRN000", rule_name="parse-error", category="tool", severity=severity,
         path=path, span=Span(line, column, line, column), message=f"{prefix}{message}", cell=cell,
         snippet=message,
     )
@@ -164,6 +164,27 @@ def _deep_recursion(limit: int = 8000):
         sys.setrecursionlimit(before)
 
 
+def _prefilter_text(raw: bytes) -> bytes:
+    """The bytes the prefilter looks at: the source itself, or, under a coding cookie for a
+    codec that is not ASCII-compatible (`utf-7`, `unicode_escape`: Python runs such a file),
+    the decoded text, so a cookie cannot hide `torch.cuda` from the scan."""
+    if b"coding" not in raw[:400]:
+        return raw
+    import io
+    import tokenize
+
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+    except (SyntaxError, LookupError):
+        return raw
+    if encoding in ("utf-8", "utf-8-sig", "ascii", "latin-1", "iso-8859-1") or encoding.startswith(("iso-8859", "cp125")):
+        return raw
+    try:
+        return raw.decode(encoding).encode("utf-8", "surrogatepass")
+    except (UnicodeDecodeError, LookupError, ValueError):
+        return raw
+
+
 def _unparsable(raw: bytes) -> str | None:
     """Why a Python source must not reach libcst (see guard.py), or None."""
     from .guard import too_complex
@@ -211,11 +232,11 @@ def _scan_source(raw: bytes, path: str, kind: str, options: ScanOptions, index: 
 
     if kind == "python":
         # A UTF-16 file hides its text from the byte-level prefilter: it is reported, not passed.
-        if not (index.python_may_match(raw, path) or (unused and b"noqa" in raw) or b"\x00" in raw):
+        if not (index.python_may_match(_prefilter_text(raw), path) or (unused and b"noqa" in raw) or b"\x00" in raw):
             return []
         problem = _unparsable(raw)
         if problem:
-            return [_parse_error(path, problem)]
+            return [_parse_error(path, problem, severity=Severity.ERROR)]
         try:
             module = cst.parse_module(raw)
         except cst.ParserSyntaxError as exc:
@@ -344,7 +365,9 @@ def _read(path: str, options: ScanOptions) -> bytes | Finding:
     try:
         return read_limited(path, options.max_file_size)
     except Unreadable as exc:
-        return _parse_error(Path(path).as_posix(), str(exc))
+        # Python runs a file of any size: one left unscanned must not pass a blocking hook.
+        too_big = "limit" in str(exc)
+        return _parse_error(Path(path).as_posix(), str(exc), severity=Severity.ERROR if too_big else Severity.WARNING)
     except OSError as exc:
         return _parse_error(Path(path).as_posix(), f"cannot read: {exc.strerror or exc}")
 
@@ -384,7 +407,7 @@ def scan_paths(paths: Sequence[str | os.PathLike[str]], options: ScanOptions = S
     files = [(str(p), kind) for p, kind in discover(paths, options.exclude, force_exclude=options.force_exclude,
                                                     root=options.root, errors=unlisted)]
     report = ScanReport(files=len(files))
-    report.findings.extend(_parse_error(folder.as_posix(), why, prefix="folder not scanned: ") for folder, why in unlisted)
+    report.findings.extend(_parse_error(where.as_posix(), why, prefix="") for where, why in unlisted)
     cache = ResultCache.open(options.cache_dir, catalogue, options) if options.cache_dir else None
     results: dict[str, tuple[list[Finding], int]] = {}
     todo: list[tuple[str, str, ScanOptions]] = []
@@ -470,7 +493,7 @@ def fix_source(data: bytes | str, path: str, kind: str = "python", options: Scan
 
     index = _index(options)
     raw = data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass")
-    if kind == "python" and not index.python_may_match(raw.decode("utf-8", errors="replace"), path):
+    if kind == "python" and not index.python_may_match(_prefilter_text(raw), path):
         return FixOutcome(_decode(raw))  # nothing the catalogue looks for: not parsed, not changed
     problem = _unparsable(raw) if kind == "python" else None
     if problem:

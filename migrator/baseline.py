@@ -31,7 +31,9 @@ def write_baseline(findings: Sequence[Finding], path: Path) -> int:
         for f in sorted(findings, key=lambda f: (f.path, f.cell or 0, f.span.line, f.rule_id))
     ]
     data = {"format": FORMAT, "tool": f"neuron-migrator {__version__}", "findings": entries}
-    Path(path).write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    from .fsutil import replace_file
+
+    replace_file(Path(path), (json.dumps(data, indent=1) + "\n").encode("utf-8"))
     return len(entries)
 
 

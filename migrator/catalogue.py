@@ -126,6 +126,16 @@ def _validate(data: Any, path: Path) -> None:
         raise RuleError(f"{path}: field 'examples/bad': 'fixed' given but the rule has no fix")
 
 
+def _read_rule_file(path: Path) -> bytes:
+    """A rule file's bytes; a FIFO, a device or a file over 1 MiB is a RuleError, not a hang."""
+    from .fsutil import read_limited
+
+    try:
+        return read_limited(path, 1024 * 1024)
+    except OSError as exc:
+        raise RuleError(f"{path}: cannot read rule: {exc.strerror or exc}") from None
+
+
 def load_rule(path: Path) -> RuleSpec:
     """Read and validate one rule file.
 
@@ -133,8 +143,8 @@ def load_rule(path: Path) -> RuleSpec:
         RuleError: unreadable YAML or a field that breaks the schema (message names both).
     """
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
+        data = yaml.safe_load(_read_rule_file(path).decode("utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError, RecursionError) as exc:
         raise RuleError(f"{path}: cannot read rule: {exc}") from None
     if not isinstance(data, dict):
         raise RuleError(f"{path}: field '(top level)': a rule must be a mapping")
@@ -179,8 +189,9 @@ def _load_cached(extra: tuple[str, ...]) -> Catalogue:
     # Validating 30+ YAML files against the schema costs about half a second; a catalogue whose
     # files are byte-for-byte unchanged is read back from a pickle instead (pre-commit speed).
     h = hashlib.sha256((rules_dir() / "schema.json").read_bytes() + Path(__file__).read_bytes())
+    contents = {path: _read_rule_file(path) for path in files}
     for path in files:
-        h.update(str(path).encode() + b"\0" + path.read_bytes())
+        h.update(str(path).encode() + b"\0" + contents[path])
     # The store is signed JSON of the validated rule data in the user's cache folder (see
     # cache.signed_load): nothing from a scanned tree, and nothing unpickled.
     from .cache import signed_dump, signed_load, user_cache_dir

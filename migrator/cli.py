@@ -204,7 +204,10 @@ def baseline_create(
         report = scan_paths(paths, options)
     except (FileNotFoundError, RuleError) as exc:
         raise _fail(str(exc)) from None
-    count = write_baseline(report.findings, output)
+    try:
+        count = write_baseline(report.findings, output)
+    except OSError as exc:
+        raise _fail(f"--output: {exc}") from None
     typer.echo(f"wrote {output}: {count} findings recorded")
 
 

@@ -30,7 +30,8 @@ def file_kind(path: Path) -> str | None:
         return "notebook"
     if lower.endswith((".sh", ".bash", ".zsh")) or lower in {".bashrc", ".profile"}:
         return "shell"
-    if lower in {"dockerfile", "containerfile"} or lower.startswith("dockerfile.") or lower.endswith(".dockerfile"):
+    # As the hooks' `files` pattern: Dockerfile, Dockerfile.gpu, Dockerfile-cuda, x.dockerfile.
+    if lower.startswith(("dockerfile", "containerfile")) or lower.endswith((".dockerfile", ".containerfile")):
         return "dockerfile"
     if lower.endswith((".txt", ".in")) and (lower.startswith(("requirements", "constraints")) or path.parent.name == "requirements"):
         return "requirements"
@@ -45,8 +46,22 @@ def file_kind(path: Path) -> str | None:
     return None
 
 
+# pathspec turns each `*` into `.*`-like regex parts, and `re` backtracks exponentially on a
+# pattern such as `*a*a*a...*b` against a long name: a committed .gitignore could hang the run.
+MAX_WILDCARDS = 8
+
+
+def too_many_wildcards(pattern: str) -> bool:
+    """True for a gitignore-style pattern with more than MAX_WILDCARDS `*` (a `**` counts once)."""
+    return pattern.replace("**", "*").count("*") > MAX_WILDCARDS
+
+
 def is_test_path(path: str) -> bool:
     return bool(_TEST_RE.search(path.replace(os.sep, "/")))
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def _is_venv(path: Path) -> bool:
@@ -64,7 +79,7 @@ def _gitignore(root: Path) -> pathspec.GitIgnoreSpec | None:
         lines = ignore.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return None
-    return pathspec.GitIgnoreSpec.from_lines(lines)
+    return pathspec.GitIgnoreSpec.from_lines([line for line in lines if not too_many_wildcards(line)])
 
 
 def discover(paths: Iterable[str | os.PathLike[str]], exclude: Iterable[str] = (), *, force_exclude: bool = False,
@@ -76,8 +91,10 @@ def discover(paths: Iterable[str | os.PathLike[str]], exclude: Iterable[str] = (
     `exclude` applies to it too, matched relative to `root` (the configuration's folder, else
     the working directory). Folders are walked with `.gitignore` files honoured at every level,
     and `.git`, virtual environments and build folders skipped; symbolic links to folders are not
-    followed. `exclude` holds gitignore-style patterns. A folder that cannot be listed is added
-    to `errors` (when given) and the walk goes on. Special files (FIFOs, devices) are yielded by
+    followed, not even when named (a repository may commit a link to the user's home), and a
+    linked file whose target lies outside the walked folder is not read. `exclude` holds
+    gitignore-style patterns. What is skipped for these reasons, and a folder that cannot be
+    listed, is added to `errors` (path, message) when given, and the walk goes on. Special files (FIFOs, devices) are yielded by
     name; reading them is `fsutil.read_limited`'s job, which refuses them.
 
     Raises:
@@ -91,6 +108,10 @@ def discover(paths: Iterable[str | os.PathLike[str]], exclude: Iterable[str] = (
             raise FileNotFoundError(f"{raw}: no such file or directory")
         is_dir = given.is_dir()
         if force_exclude and _named_excluded(given, is_dir, excluded, base):
+            continue
+        if is_dir and given.is_symlink():
+            if errors is not None:
+                errors.append((given, "not scanned: a symbolic link to a folder (not followed)"))
             continue
         if not is_dir:
             kind = file_kind(given)
@@ -119,7 +140,9 @@ def _walk(root: Path, excluded: pathspec.GitIgnoreSpec, errors: list[tuple[Path,
 
     def unreadable(exc: OSError) -> None:
         if errors is not None:
-            errors.append((Path(exc.filename or root), f"cannot list folder: {exc.strerror}"))
+            errors.append((Path(exc.filename or root), f"folder not scanned: cannot list it: {exc.strerror}"))
+
+    real_root = os.path.realpath(root)
 
     for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable):
         here = Path(dirpath)
@@ -146,4 +169,8 @@ def _walk(root: Path, excluded: pathspec.GitIgnoreSpec, errors: list[tuple[Path,
             p = here / name
             kind = file_kind(p)
             if kind and not ignored(p, False):
+                if os.path.islink(p) and not _inside(os.path.realpath(p), real_root):
+                    if errors is not None:
+                        errors.append((p, "file not scanned: a symbolic link to outside the scanned folder"))
+                    continue
                 yield p, kind

@@ -114,7 +114,8 @@ class Finding:
         """A hash of rule id, path and flagged text: stable when lines above move."""
         text = " ".join(self.snippet.split())
         raw = f"{self.rule_id}\0{self.path}\0{self.cell or 0}\0{text}"
-        return hashlib.sha256(raw.encode()).hexdigest()[:16]
+        # A file name that is not valid UTF-8 reaches us with surrogate escapes (os.fsdecode).
+        return hashlib.sha256(raw.encode("utf-8", "surrogateescape")).hexdigest()[:16]
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape (see README, "JSON output")."""

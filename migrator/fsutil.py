@@ -64,6 +64,29 @@ def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def replace_file(path: Path, data: bytes) -> None:
+    """Write an output file of ours (a baseline) atomically. A symbolic link at `path` is
+    replaced, never followed (a repository may commit one pointing at the user's files).
+
+    Raises:
+        WriteRefused: `path` is a folder or another non-regular file.
+        OSError: the folder is not writable.
+    """
+    path = Path(path)
+    if os.path.lexists(path) and not path.is_symlink() and not path.is_file():
+        raise WriteRefused(f"{path}: not a regular file; not written")
+    fd, tmp = tempfile.mkstemp(prefix=".nrn-", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
 class WriteRefused(OSError):
     """A rewrite that would escape the scanned folders or lose a property of the file."""
 
@@ -101,7 +124,8 @@ def atomic_write(path: Path, data: bytes, expected_digest: str | None = None,
     target = Path(real)
     if expected_digest is not None and digest(target.read_bytes()) != expected_digest:
         raise ChangedOnDisk(f"{path}: changed on disk since it was read; not written")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".nrn-tmp", dir=target.parent)
+    # A short name: `.{name}.tmp` would pass the 255-byte limit for long file names.
+    fd, tmp = tempfile.mkstemp(prefix=".nrn-", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)

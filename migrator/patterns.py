@@ -4,7 +4,8 @@ The built-in catalogue's patterns are ours and run on `re`. Team rules (`extend-
 from the scanned repository's configuration, so a catastrophic pattern such as `(a+)+$` could
 hang the run; they are compiled with the `regex` package and every search has a time limit.
 A search that runs out of time counts as no match and is recorded in `timeouts`, which the
-scan turns into one NRN000 finding for the file.
+scan turns into one NRN000 finding for the file; the rule is then skipped for the rest of that
+file, so one file costs a rule at most one time limit.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ class TimedPattern:
         self.timeouts: list[str] = []
 
     def search(self, text: str):
+        if self.timeouts:  # out of time once in this file: the rest of the file is skipped too
+            return None
         try:
             return self._regex.search(text, timeout=SEARCH_SECONDS)
         except TimeoutError:
@@ -35,6 +38,8 @@ class TimedPattern:
             return None
 
     def finditer(self, text: str) -> Iterator:
+        if self.timeouts:
+            return
         try:
             yield from self._regex.finditer(text, timeout=SEARCH_SECONDS)
         except TimeoutError:

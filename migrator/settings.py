@@ -123,6 +123,15 @@ def _strings(value: Any, key: str, path: Path) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _pattern(pattern: str, key: str, path: Path) -> None:
+    from .discover import MAX_WILDCARDS, too_many_wildcards
+
+    if any(ord(c) < 32 for c in pattern):
+        raise SettingsError(f"{path}: key '{key}': {pattern!r} holds a control character")
+    if too_many_wildcards(pattern):
+        raise SettingsError(f"{path}: key '{key}': {pattern!r} has more than {MAX_WILDCARDS} wildcards")
+
+
 def is_rule_code(code: str) -> bool:
     """True for a rule id or id prefix: `NRN`, `NRN1`, `NRN101` (any case)."""
     return re.fullmatch(r"NRN[0-9]{0,3}", code, re.IGNORECASE) is not None
@@ -161,12 +170,13 @@ def load_settings(config: Path | None = None, start: Path | None = None) -> Sett
         elif key == "per-file-ignores":
             if not isinstance(value, dict):
                 raise SettingsError(f"{path}: key 'per-file-ignores': expected a table of pattern = [codes]")
+            for pattern in value:
+                _pattern(pattern, "per-file-ignores", path)
             out["per_file_ignores"] = tuple((pattern, _codes(codes, f"per-file-ignores.{pattern}", path))
                                             for pattern, codes in value.items())
         elif key in ("exclude", "extend-exclude"):
             for pattern in _strings(value, key, path):
-                if "\0" in pattern or "\n" in pattern:
-                    raise SettingsError(f"{path}: key '{key}': {pattern!r} holds a control character")
+                _pattern(pattern, key, path)
             out[key.replace("-", "_")] = _strings(value, key, path)
         elif key == "fail-on":
             if value not in FAIL_ON:
@@ -190,9 +200,13 @@ def load_settings(config: Path | None = None, start: Path | None = None) -> Sett
             out["test_files"] = value
         elif key == "extend-rules":
             folders = tuple(Path(path).parent / p for p in _strings(value, key, path))
+            home = Path(path).parent.resolve()
             for folder in folders:
                 if not folder.is_dir():
                     raise SettingsError(f"{path}: key 'extend-rules': folder '{folder}' does not exist")
+                # The configuration comes with the repository: its rules live in it too.
+                if folder.resolve() != home and home not in folder.resolve().parents:
+                    raise SettingsError(f"{path}: key 'extend-rules': folder '{folder}' is outside {home}")
             out["extend_rules"] = folders
         else:
             known = ("target, select, ignore, per-file-ignores, exclude, extend-exclude, fail-on, unsafe-fixes, "

@@ -169,8 +169,10 @@ def test_fix_never_writes_through_a_link_out_of_the_tree(tmp_path):
     repo.mkdir()
     (repo / "link.py").symlink_to(outside)
     write(repo / "ok.py", CUDA)
-    proc = run("fix", "--write", ".", cwd=repo)
-    assert proc.returncode == 2 and "outside the folders being fixed" in proc.stderr
+    proc = run("fix", "--write", ".", cwd=repo)  # walked: the link is not even read
+    assert proc.returncode == 2 and "link.py: not changed: file not scanned: a symbolic link to outside" in proc.stderr
+    named = run("fix", "--write", "link.py", "ok.py", cwd=repo)  # named: read, but never written through
+    assert named.returncode == 2 and "outside the folders being fixed" in named.stderr
     assert outside.read_text() == CUDA
     assert FIXED in (repo / "ok.py").read_text()  # the rest of the run went on
 
@@ -288,7 +290,9 @@ def test_fifos_and_devices_behind_links_are_findings_not_hangs(tmp_path):
         proc = run(*args, cwd=bad, timeout=60)
         found = json.loads(proc.stdout)
         messages = {f["path"].rsplit("/", 1)[-1]: f["message"] for f in found if f["rule_id"] == "NRN000"}
-        assert "FIFO" in messages["pipe.py"] and "device" in messages["zero.py"]
+        assert "FIFO" in messages["pipe.py"]
+        # Walked, a link out of the folder is not opened at all; named, the device is refused.
+        assert ("outside" if len(args) == 4 else "device") in messages["zero.py"]
         assert any(f["rule_id"] == "NRN202" for f in found)
     fixed = run("fix", "--write", ".", cwd=bad, timeout=60)
     assert fixed.returncode == 2 and FIXED in (bad / "good.py").read_text()
@@ -899,3 +903,88 @@ def test_rewriting_reports_replaced_files_and_leaves_no_temporary_files(tmp_path
                                                                           out / "prerequisites.json"]
     assert tree(out) == ["launch-template.json", "prerequisites.json"]
     assert "other-trn2-48xlarge" in (out / "launch-template.json").read_text()
+
+
+# -- the hooks' file pattern and the scanner agree ---------------------------------------------
+@pytest.mark.parametrize("name", [
+    "a.py", "a.pyi", "nb.ipynb", "run.sh", "run.bash", "run.zsh", ".bashrc", "Dockerfile", "Dockerfile.gpu",
+    "Dockerfile-cuda", "Dockerfile_cuda", "Containerfile.gpu", "x.dockerfile", "requirements.txt",
+    "requirements-dev.in", "constraints.txt", "requirements/base.txt", "environment.yml", "environment-gpu.yaml",
+    "conda.yaml", "pyproject.toml", "setup.cfg", "k.cu", "k.cuh", "README.md", "conda-lock.yml", "notes.txt",
+    "setup.py", "a.pyc", "docs/requirements.md",
+])
+def test_every_file_a_hook_passes_is_scanned_and_every_scanned_kind_is_passed(name):
+    import re
+
+    import yaml
+
+    from migrator.discover import file_kind
+
+    for hook in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text()):
+        passed = re.search(hook["files"], name) is not None
+        assert passed == (file_kind(Path(name)) is not None), (hook["id"], name)
+
+
+@pytest.mark.timeout(300)
+def test_a_file_of_many_short_lines_is_refused_and_blocks_the_hook(tmp_path):
+    write(tmp_path / "many.py", "import torch\ntorch.cuda.synchronize()\n" + "x = 1\n" * 700_000)  # 4.0 MiB: under the size limit
+    proc = run("scan", "many.py", "--format", "json", cwd=tmp_path, timeout=240)
+    (found,) = json.loads(proc.stdout)
+    assert found["rule_id"] == "NRN000" and "lines" in found["message"] and found["severity"] == "error"
+    assert proc.returncode == 1  # not scanned is not clean: a padded file cannot pass the hook
+
+
+def test_a_coding_cookie_cannot_hide_cuda_calls(tmp_path):
+    write(tmp_path / "u7.py", "# -*- coding: utf-7 -*-\nimpor+AHQ- +AHQ-or+AGM-h\n+AHQ-or+AGM-h.+AGM-uda.syn+AGM-hronize()\n")
+    write(tmp_path / "ue.py", "# coding: unicode_escape\nimport torch\n\\x74orch.\\x63uda.synchronize()\n")
+    found = json.loads(run("scan", "u7.py", "ue.py", "--format", "json", cwd=tmp_path).stdout)
+    assert [(f["path"], f["rule_id"]) for f in found] == [("u7.py", "NRN202"), ("ue.py", "NRN202")]
+
+
+def test_links_out_of_the_tree_are_neither_read_nor_followed_and_outputs_replace_links(tmp_path):
+    victim = write(tmp_path / "victim" / "secret.py", CUDA + 'API_KEY = "sk-secret"\n')
+    write(tmp_path / "victim" / "other.py", CUDA)
+    repo = tmp_path / "repo"
+    write(repo / "a.py", CUDA)
+    (repo / "train.py").symlink_to(victim)
+    (repo / "evil").symlink_to(tmp_path / "victim")
+    (repo / ".neuron-migrator-baseline.json").symlink_to(victim)
+    fixed = run("fix", ".", "evil", cwd=repo)
+    assert "sk-secret" not in fixed.stdout + fixed.stderr
+    assert run("fix", "--write", "--", ".", "evil", cwd=repo).returncode == 2
+    assert run("baseline", "create", ".", cwd=repo).returncode == 0
+    assert victim.read_text() == CUDA + 'API_KEY = "sk-secret"\n' and (tmp_path / "victim" / "other.py").read_text() == CUDA
+    assert FIXED in (repo / "a.py").read_text()
+    assert not (repo / ".neuron-migrator-baseline.json").is_symlink()
+    long_name = "n" * 240 + ".py"
+    write(repo / long_name, CUDA)
+    assert run("fix", "--write", long_name, cwd=repo).returncode == 0 and FIXED in (repo / long_name).read_text()
+
+
+def test_file_names_that_are_not_utf8_work_in_every_format(tmp_path):
+    os.makedirs(tmp_path / "t")
+    with open(os.fsencode(tmp_path / "t") + b"/bad\xff\xfename.py", "w") as handle:
+        handle.write(CUDA)
+    for fmt in ("text", "json", "sarif", "github", "junit"):
+        proc = run("scan", ".", "--format", fmt, cwd=tmp_path / "t")
+        assert proc.returncode == 1 and "Traceback" not in proc.stderr, (fmt, proc.stderr[-500:])
+    assert run("baseline", "create", ".", cwd=tmp_path / "t").returncode == 0
+    assert run("scan", ".", "--baseline", ".neuron-migrator-baseline.json", cwd=tmp_path / "t").returncode == 0
+
+
+@pytest.mark.timeout(120)
+def test_pathological_ignore_patterns_and_rule_files_cannot_hang_the_run(tmp_path):
+    write(tmp_path / ".gitignore", "*a" * 30 + "b\n")
+    write(tmp_path / ("a" * 200 + ".py"), CUDA)
+    assert run("scan", ".", cwd=tmp_path, timeout=60).returncode == 1
+    write(tmp_path / "pyproject.toml", '[tool.neuron-migrator]\nexclude = ["' + "*a" * 30 + 'b"]\n')
+    proc = run("scan", ".", cwd=tmp_path, timeout=60)
+    assert proc.returncode == 2 and "wildcards" in proc.stderr
+    os.makedirs(tmp_path / "team" / "custom")
+    os.mkfifo(tmp_path / "team" / "custom" / "NRN901-x.yaml")
+    write(tmp_path / "pyproject.toml", '[tool.neuron-migrator]\nextend-rules = ["team"]\n')
+    proc = run("scan", ".", cwd=tmp_path, timeout=60)
+    assert proc.returncode == 2 and "NRN901-x.yaml" in proc.stderr
+    write(tmp_path / "pyproject.toml", '[tool.neuron-migrator]\nextend-rules = ["/"]\n')
+    proc = run("scan", ".", cwd=tmp_path, timeout=60)
+    assert proc.returncode == 2 and "outside" in proc.stderr
