@@ -250,7 +250,9 @@ def _scan_source(raw: bytes, path: str, kind: str, options: ScanOptions, index: 
         except (UnicodeDecodeError, LookupError):
             source = module.code
         found = scan_python(module, path, index, options.target, is_test=is_test, source=source)
-        lines = python_comment_lines(split_lines(source))
+        lines = split_lines(source)
+        if found or unused:  # only then can a `# noqa` matter (tokenizing costs)
+            lines = python_comment_lines(lines)
         # A file `fix` leaves whole (a CUDA-only call it cannot rewrite) has nothing fixable.
         return mark_blocked(apply_suppressions(found, lambda cell: lines, path=path, report_unused=unused))
     text = _decode(raw)

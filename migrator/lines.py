@@ -18,7 +18,9 @@ _EOL = re.compile(r"(?<=\n)|(?<=\r)(?!\n)")
 
 def split_lines(text: str, keepends: bool = False) -> list[str]:
     """`text.splitlines(keepends)` with only `\\n`, `\\r\\n` and `\\r` as line ends."""
-    parts = _EOL.split(text)
+    parts = text.split("\n") if "\r" not in text else _EOL.split(text)
+    if keepends and "\r" not in text:
+        parts = [p + "\n" for p in parts[:-1]] + [parts[-1]]
     if parts and parts[-1] == "":
         parts.pop()
     if keepends:
