@@ -170,11 +170,8 @@ def _prefilter_text(raw: bytes) -> bytes:
     the decoded text, so a cookie cannot hide `torch.cuda` from the scan."""
     if b"coding" not in raw[:400]:
         return raw
-    import io
-    import tokenize
-
     try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+        encoding = _python_encoding(raw)
     except (SyntaxError, LookupError):
         return raw
     if encoding in ("utf-8", "utf-8-sig", "ascii", "latin-1", "iso-8859-1") or encoding.startswith(("iso-8859", "cp125")):
@@ -555,11 +552,15 @@ def _decode_python(data: bytes) -> str:
     Raises:
         SyntaxError, LookupError, UnicodeDecodeError: a bad cookie or undecodable bytes.
     """
+    return data.decode(_python_encoding(data))
+
+
+def _python_encoding(data: bytes) -> str:
+    """The codec Python reads `data` with (coding cookie or BOM; PEP 263). Raises SyntaxError."""
     import io
     import tokenize
 
-    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    return data.decode(encoding)
+    return tokenize.detect_encoding(io.BytesIO(data).readline)[0]
 
 
 def _fix_notebook(text: str, path: str, index: "RuleIndex", options: ScanOptions, unsafe: bool, is_test: bool,

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import __version__
 from .findings import Finding
+from .fsutil import replace_file
 
 if TYPE_CHECKING:
     from .api import ScanOptions
@@ -94,15 +95,7 @@ def signed_dump(path: Path, payload: Any) -> None:
     body = json.dumps(payload, separators=(",", ":"), ensure_ascii=True).encode()
     mac = hmac.new(_secret(), body, hashlib.sha256).hexdigest()
     _prepare(path.parent)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(mac.encode() + b"\n" + body)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    replace_file(path, mac.encode() + b"\n" + body)
 
 
 def signed_load(path: Path, limit: int = 512 * 1024 * 1024) -> Any:

@@ -9,6 +9,8 @@ from typing import Iterable, Iterator
 
 import pathspec
 
+from .fsutil import is_inside
+
 __all__ = ["file_kind", "discover", "is_test_path", "SKIP_DIRS"]
 
 SKIP_DIRS = {
@@ -58,10 +60,6 @@ def too_many_wildcards(pattern: str) -> bool:
 
 def is_test_path(path: str) -> bool:
     return bool(_TEST_RE.search(path.replace(os.sep, "/")))
-
-
-def _inside(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def _is_venv(path: Path) -> bool:
@@ -169,7 +167,7 @@ def _walk(root: Path, excluded: pathspec.GitIgnoreSpec, errors: list[tuple[Path,
             p = here / name
             kind = file_kind(p)
             if kind and not ignored(p, False):
-                if os.path.islink(p) and not _inside(os.path.realpath(p), real_root):
+                if os.path.islink(p) and not is_inside(os.path.realpath(p), real_root):
                     if errors is not None:
                         errors.append((p, "file not scanned: a symbolic link to outside the scanned folder"))
                     continue

@@ -8,7 +8,7 @@ import stat
 import tempfile
 from pathlib import Path
 
-__all__ = ["atomic_write", "digest", "read_limited", "ChangedOnDisk", "Unreadable", "WriteRefused"]
+__all__ = ["atomic_write", "replace_file", "is_inside", "digest", "read_limited", "ChangedOnDisk", "Unreadable", "WriteRefused"]
 
 
 class ChangedOnDisk(RuntimeError):
@@ -91,8 +91,9 @@ class WriteRefused(OSError):
     """A rewrite that would escape the scanned folders or lose a property of the file."""
 
 
-def _inside(path: str, roots: list[str]) -> bool:
-    return any(path == root or path.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
+def is_inside(path: str, root: str) -> bool:
+    """True when real path `path` is `root` or lies under it (both already resolved)."""
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def atomic_write(path: Path, data: bytes, expected_digest: str | None = None,
@@ -112,7 +113,7 @@ def atomic_write(path: Path, data: bytes, expected_digest: str | None = None,
         OSError: the folder is not writable.
     """
     real = os.path.realpath(path)
-    if roots is not None and not _inside(real, [os.path.realpath(r) for r in roots]):
+    if roots is not None and not any(is_inside(real, os.path.realpath(r)) for r in roots):
         raise WriteRefused(f"{path}: links to {real}, outside the folders being fixed; not written")
     info = os.stat(real)
     if not stat.S_ISREG(info.st_mode):
