@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 
 from .catalogue import Catalogue, load_catalogue
 from .discover import discover, is_test_path
-from .findings import Finding, Severity, Span
+from .findings import Finding, Safety, Severity, Span
 from .fsutil import ChangedOnDisk, Unreadable, atomic_write, digest, read_limited
 from .lines import printable, split_lines
 from .suppress import apply_suppressions, python_comment_lines
@@ -52,6 +52,8 @@ class ScanOptions:
             user cache folder, see `cache.user_cache_dir`).
         max_file_size: files larger than this many bytes are not read (one NRN000 finding
             instead); parsing costs about 500 bytes of memory per byte of Python source.
+        fix_edits: give each fixable finding its fix as edits (`Fix.edits`; JSON and SARIF
+            carry them). Costs one in-memory `fix` of each file that has fixable findings.
         progress: callback(done, total) after each file, for progress bars.
     """
 
@@ -68,6 +70,7 @@ class ScanOptions:
     force_exclude: bool = False
     max_file_size: int = 5 * 1024 * 1024  # the largest .py file in PyTorch 2.13 is 1.3 MiB
     test_files: str = "scan"
+    fix_edits: bool = False
     progress: Callable[[int, int], None] | None = field(default=None, compare=False, repr=False)
 
 
@@ -212,12 +215,31 @@ def scan_source(data: bytes | str, path: str, kind: str = "python", options: Sca
     try:
         with _deep_recursion():
             findings = _scan_source(raw, path, kind, options, index, is_test, unused)
+            if options.fix_edits:
+                findings = _with_edits(raw, path, kind, options, findings)
     except RecursionError:
         findings = [_parse_error(path, "too deeply nested to scan")]
     timed_out = index.take_timeouts()
     if timed_out:
         findings.insert(0, _parse_error(path, f"rule {', '.join(timed_out)}: pattern search ran out of time "
                                            "on this file; those matches are missing", prefix="file partly scanned: "))
+    return findings
+
+
+def _with_edits(raw: bytes, path: str, kind: str, options: ScanOptions, findings: list[Finding]) -> list[Finding]:
+    """`findings` with each fixable one's edits, read off the file's in-memory `fix` (safe
+    fixes, then unsafe ones; see `edits.attach_edits`)."""
+    from .edits import attach_edits
+
+    wanted = {f.fix.safety for f in findings if f.fixable and f.cell is None}
+    if not wanted or kind == "notebook":
+        return findings
+    before = _before_text(raw, kind)
+    plain = replace(options, fix_edits=False)
+    for safety in (s for s in (Safety.SAFE, Safety.UNSAFE) if s in wanted):
+        outcome = fix_source(raw, path, kind, plain, unsafe=safety is Safety.UNSAFE)
+        if not outcome.failed and outcome.changed:
+            findings = attach_edits(before, outcome.source, findings, outcome.applied, safety)
     return findings
 
 

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ResultCache", "user_cache_dir", "signed_dump", "signed_load"]
 
-FORMAT = 2
+FORMAT = 3
 CACHEDIR_TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
                 "# This file is a cache directory tag created by neuron-migrator.\n"
                 "# For information about cache directory tags, see https://bford.info/cachedir/\n")
@@ -153,6 +153,7 @@ class ResultCache:
         key = hashlib.sha256("\0".join([
             str(FORMAT), __version__, _code_digest(), root, _catalogue_digest(catalogue), options.target, ",".join(options.select),
             ",".join(options.ignore), str(options.report_unused_noqa), str(options.max_file_size),
+            str(options.fix_edits),
         ]).encode()).hexdigest()
         base = Path(folder) if folder is not None else user_cache_dir() / "scan"
         file = base / f"scan-{key[:32]}.json"

@@ -19,6 +19,7 @@ change (fix without --write); 2 usage, configuration or tool errors.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -162,6 +163,8 @@ def scan(
     progress, update = _progress_bar()
     options = _scan_options(settings, target, select, ignore, exclude, extend_exclude, jobs, unused_noqa, no_cache, cache_dir,
                             update, force_exclude)
+    if fmt in ("json", "sarif"):  # these formats carry each fix's edits
+        options = dataclasses.replace(options, fix_edits=True)
     try:
         known = read_baseline(baseline) if baseline else None
         report = scan_paths(paths, options)

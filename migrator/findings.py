@@ -11,7 +11,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Severity", "Safety", "Span", "Fix", "Finding", "CATEGORIES"]
+__all__ = ["Severity", "Safety", "Span", "Edit", "Fix", "Finding", "CATEGORIES"]
 
 # Category slugs by the hundreds digit of a rule id (architecture.md, "Names").
 CATEGORIES: dict[int, str] = {
@@ -58,18 +58,46 @@ class Span:
 
 
 @dataclass(frozen=True)
+class Edit:
+    """Replace the text from (line, column) up to (end_line, end_column) with `content`.
+
+    Positions are 1-based and count characters of the file as read (end exclusive), so an
+    insertion has start == end. An edit that ends after the last line ends at
+    (last line + 1, 1). A notebook's edits are not given (its lines are per cell).
+    """
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    content: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """ruff's JSON shape: `content`, `location` and `end_location` as {row, column}."""
+        return {"content": self.content, "location": {"row": self.line, "column": self.column},
+                "end_location": {"row": self.end_line, "column": self.end_column}}
+
+
+@dataclass(frozen=True)
 class Fix:
-    """A rewrite offered for one finding.
+    """A rewrite offered for one finding (ruff's Fix: title, applicability, edits).
 
     Attributes:
         title: what the fix changes, imperative (`Use torch.accelerator.synchronize`).
-        safety: `safe` fixes are applied by `fix`; `unsafe` ones only with `--unsafe-fixes`.
+        safety: the applicability: `safe` fixes are applied by `fix`; `unsafe` ones only with
+            `--unsafe-fixes`.
         available: False when the rule has a fix for other targets but not the chosen one.
+        edits: the text changes that apply this fix, with the imports or `DEVICE` constant it
+            needs, in file order; empty unless the scan was asked for them
+            (`ScanOptions.fix_edits`, which `--format json` and `sarif` set) or `fix` could
+            not rewrite this instance. Applying one finding's edits gives what `fix` writes
+            for it; an import edit is repeated on every fix that needs it.
     """
 
     title: str
     safety: Safety
     available: bool = True
+    edits: tuple[Edit, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -134,6 +162,9 @@ class Finding:
             "fixable": self.fixable,
             "fix_safety": self.fix.safety.value if self.fixable else None,
             "fix_title": self.fix.title if self.fixable else None,
+            "fix": None if not self.fixable else {
+                "applicability": self.fix.safety.value, "message": self.fix.title,
+                "edits": [e.to_dict() for e in self.fix.edits]},
             "is_test": self.is_test,
             "fingerprint": self.fingerprint,
         }
@@ -145,7 +176,8 @@ class Finding:
             "severity": self.severity.value, "path": self.path,
             "span": [self.span.line, self.span.column, self.span.end_line, self.span.end_column],
             "message": self.message, "cell": self.cell, "is_test": self.is_test, "snippet": self.snippet,
-            "fix": None if self.fix is None else [self.fix.title, self.fix.safety.value, self.fix.available],
+            "fix": None if self.fix is None else [self.fix.title, self.fix.safety.value, self.fix.available,
+                                                  [[e.line, e.column, e.end_line, e.end_column, e.content] for e in self.fix.edits]],
         }
 
     @classmethod
@@ -170,8 +202,14 @@ class Finding:
             raise TypeError("is_test must be a boolean")
         fix = data["fix"]
         if fix is not None:
-            if not (isinstance(fix, list) and len(fix) == 3 and isinstance(fix[0], str) and isinstance(fix[2], bool)):
-                raise TypeError("fix must be [title, safety, available]")
-            fix = Fix(fix[0], Safety(fix[1]), fix[2])
+            if not (isinstance(fix, list) and len(fix) == 4 and isinstance(fix[0], str) and isinstance(fix[2], bool)
+                    and isinstance(fix[3], list)):
+                raise TypeError("fix must be [title, safety, available, edits]")
+            edits = []
+            for e in fix[3]:
+                if not (isinstance(e, list) and len(e) == 5 and all(type(v) is int for v in e[:4]) and isinstance(e[4], str)):
+                    raise TypeError("an edit must be four integers and a string")
+                edits.append(Edit(*e))
+            fix = Fix(fix[0], Safety(fix[1]), fix[2], tuple(edits))
         return cls(severity=Severity(data["severity"]), span=Span(*span), cell=cell, is_test=data["is_test"],
                    fix=fix, **text)

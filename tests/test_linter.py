@@ -174,15 +174,79 @@ def test_sarif_validates_against_the_official_schema_and_carries_fixes(cli, tmp_
     original = (tmp_path / "a.py").read_text()
     for result in fixable:
         # Each fix alone, applied to the original, removes exactly its own finding.
-        text = original
-        edits = sorted(((rep["deletedRegion"]["charOffset"], rep["deletedRegion"]["charLength"], rep["insertedContent"]["text"])
-                        for rep in result["fixes"][0]["artifactChanges"][0]["replacements"]), reverse=True)
-        for offset, length, inserted in edits:
-            text = text[:offset] + inserted + text[offset + length:]
+        text = _apply(original, [((r["deletedRegion"]["startLine"], r["deletedRegion"]["startColumn"]),
+                                  (r["deletedRegion"]["endLine"], r["deletedRegion"]["endColumn"]), r["insertedContent"]["text"])
+                                 for r in result["fixes"][0]["artifactChanges"][0]["replacements"]])
         compile(text, "a.py", "exec")
         (tmp_path / "b.py").write_text(text)
         left = {d["rule_id"] for d in json.loads(cli("scan", "b.py", "--format", "json", cwd=tmp_path).stdout)}
         assert result["ruleId"] not in left and left == {"NRN101", "NRN202"} - {result["ruleId"]}
+
+
+def _apply(text, edits):
+    """Apply ((line, column), (end_line, end_column), content) edits, 1-based, end exclusive."""
+    starts = [0]
+    for line in text.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+    for (line, column), (end_line, end_column), content in sorted(edits, reverse=True):
+        a, b = starts[line - 1] + column - 1, starts[end_line - 1] + end_column - 1
+        text = text[:a] + content + text[b:]
+    return text
+
+
+NEIGHBOURS = """\
+import torch
+
+
+def main():
+    x = torch.ones(3).cuda() + torch.zeros(3).cuda()
+    torch.cuda.synchronize()
+    y = x.to("cuda")
+    return y
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_json_carries_each_fix_as_edits_that_fix_that_finding_alone(cli, tmp_path):
+    write(tmp_path / "a.py", NEIGHBOURS)
+    write(tmp_path / "run.sh", "export CUDA_VISIBLE_DEVICES=0\nnvidia-smi\n")
+    found = json.loads(cli("scan", ".", "--format", "json", cwd=tmp_path).stdout)
+    fixable = [f for f in found if f["fixable"]]
+    assert len(fixable) >= 5 and all(f["fix"]["edits"] for f in fixable)
+    assert all(f["fix"] is None for f in found if not f["fixable"])
+    before = {(f["path"], f["rule_id"], f["line"], f["column"]) for f in found}
+    for f in fixable:
+        assert f["fix"]["applicability"] == f["fix_safety"] and f["fix"]["message"] == f["fix_title"]
+        original = (tmp_path / f["path"]).read_text()
+        text = _apply(original, [((e["location"]["row"], e["location"]["column"]),
+                                  (e["end_location"]["row"], e["end_location"]["column"]), e["content"])
+                                 for e in f["fix"]["edits"]])
+        if f["path"].endswith(".py"):
+            compile(text, f["path"], "exec")
+        fixed = tmp_path / "fixed" / f["path"]
+        write(fixed, text)
+        left = {(f["path"], d["rule_id"], d["line"], d["column"])
+                for d in json.loads(cli("scan", fixed, "--format", "json", "--exit-zero", cwd=tmp_path).stdout)}
+        # Its own finding is gone; every other finding of the file is still there (lines may move).
+        mine = (f["path"], f["rule_id"], f["line"], f["column"])
+        assert mine not in left
+        others = {k for k in before if k[0] == f["path"] and k != mine}
+        assert {k[1] for k in others} <= {k[1] for k in left} | {f["rule_id"]}
+        assert len(left) == len(others), (f, left)
+
+
+def test_sarif_fixes_come_from_the_findings_not_from_the_files(tmp_path):
+    from migrator.api import ScanOptions, scan_source
+    from migrator.reporters import render_sarif
+
+    findings = scan_source(NEIGHBOURS.encode(), "gone/a.py", "python", ScanOptions(fix_edits=True))
+    assert not (tmp_path / "gone").exists()
+    sarif = json.loads(render_sarif(findings, {"target": "portable"}))
+    results = sarif["runs"][0]["results"]
+    assert [r["ruleId"] for r in results if "fixes" in r] == [f.rule_id for f in findings if f.fixable]
 
 
 def test_github_and_junit_formats(cli, tmp_path):

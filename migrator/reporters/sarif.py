@@ -1,22 +1,18 @@
 """`--format sarif`: SARIF 2.1.0 with rule metadata, help links and fixes.
 
-Fixes are real edits: for each fixable result the file is fixed in memory with that finding's
-fix alone (safe fixes, the scan's target), and the difference becomes replacements (character
-offsets into the original file), including the imports or DEVICE constant it needs. Each fix
-is self-contained; code scanning applies one at a time.
+A result's fix is its finding's `Fix.edits` (computed by the scan, see `migrator.edits`) as
+replacements by line and column, including the imports or DEVICE constant it needs. Each
+fix is self-contained; code scanning applies one at a time. Nothing is re-read here.
 """
 
 from __future__ import annotations
 
-import difflib
 import json
-from pathlib import Path
 from typing import Any, Sequence
 from urllib.parse import quote
 
 from .. import __version__
 from ..findings import Finding
-from ..lines import split_lines
 
 _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 _SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -34,33 +30,11 @@ def _region(f: Finding) -> dict[str, Any]:
             "endColumn": f.span.end_column}
 
 
-def _replacements(f: Finding, target: str) -> list[dict[str, Any]]:
-    """The edits that apply this finding's fix alone (with the imports it needs), as
-    character-offset replacements into the original file."""
-    from ..api import ScanOptions, _before_text, fix_source
-    from ..discover import file_kind
-
-    kind = file_kind(Path(f.path))
-    try:
-        data = Path(f.path).read_bytes()
-    except OSError:
-        return []
-    if kind is None or kind == "notebook":
-        return []
-    outcome = fix_source(data, f.path, kind, ScanOptions(target=target), only=(f.rule_id, f.span.line, f.span.column))
-    if outcome.failed or not outcome.changed:
-        return []
-    old = split_lines(_before_text(data, kind), keepends=True)
-    new = split_lines(outcome.source, keepends=True)
-    offsets = [0]
-    for line in old:
-        offsets.append(offsets[-1] + len(line))
-    return [
-        {"deletedRegion": {"charOffset": offsets[i1], "charLength": offsets[i2] - offsets[i1]},
-         "insertedContent": {"text": "".join(new[j1:j2])}}
-        for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes()
-        if tag != "equal"
-    ]
+def _replacements(f: Finding) -> list[dict[str, Any]]:
+    """The finding's fix edits as SARIF replacements (1-based lines and character columns)."""
+    return [{"deletedRegion": {"startLine": e.line, "startColumn": e.column, "endLine": e.end_line,
+                               "endColumn": e.end_column},
+             "insertedContent": {"text": e.content}} for e in f.fix.edits]
 
 
 def render_sarif(findings: Sequence[Finding], stats: dict[str, Any] | None = None) -> str:
@@ -84,7 +58,6 @@ def render_sarif(findings: Sequence[Finding], stats: dict[str, Any] | None = Non
             })
         rules.append(entry)
     index = {rule_id: i for i, rule_id in enumerate(used)}
-    target = (stats or {}).get("target", "portable")
     results = []
     for f in findings:
         result: dict[str, Any] = {
@@ -98,8 +71,8 @@ def render_sarif(findings: Sequence[Finding], stats: dict[str, Any] | None = Non
         }
         if f.cell is not None:
             result["properties"]["cell"] = f.cell
-        if f.fixable and f.cell is None:
-            replacements = _replacements(f, target)
+        if f.fixable and f.fix.edits:
+            replacements = _replacements(f)
             if replacements:
                 result["fixes"] = [{
                     "description": {"text": f"{f.fix.title} ({f.fix.safety.value} fix)"},
