@@ -19,6 +19,7 @@ import yaml
 
 from .findings import CATEGORIES, Severity
 from .resources import rules_dir
+from .yamldata import DuplicateKey, load_strict
 
 __all__ = ["RuleSpec", "Catalogue", "RuleError", "load_catalogue", "load_targets", "TARGETS"]
 
@@ -143,7 +144,9 @@ def load_rule(path: Path) -> RuleSpec:
         RuleError: unreadable YAML or a field that breaks the schema (message names both).
     """
     try:
-        data = yaml.safe_load(_read_rule_file(path).decode("utf-8"))
+        data = load_strict(_read_rule_file(path).decode("utf-8"))
+    except DuplicateKey as exc:
+        raise RuleError(f"{path}: field '{exc.key}': given twice (lines {exc.lines[0]} and {exc.lines[1]})") from None
     except (yaml.YAMLError, UnicodeDecodeError, RecursionError) as exc:
         raise RuleError(f"{path}: cannot read rule: {exc}") from None
     if not isinstance(data, dict):
@@ -220,4 +223,4 @@ def _load_cached(extra: tuple[str, ...]) -> Catalogue:
 @lru_cache(maxsize=1)
 def load_targets() -> dict[str, dict[str, Any]]:
     """Per-target fix expressions from `rules/targets.yaml`."""
-    return yaml.safe_load((rules_dir() / "targets.yaml").read_text(encoding="utf-8"))
+    return load_strict((rules_dir() / "targets.yaml").read_text(encoding="utf-8"))

@@ -28,6 +28,7 @@ from typing import Any
 
 import yaml
 
+from ..yamldata import load_strict
 from .checks import check_launch_template_data
 from .render import render_template
 
@@ -80,7 +81,7 @@ def load_instances() -> dict[str, dict[str, Any]]:
     Each type has a `source` and `confidence` for its facts; `facts` overrides them for
     single facts (see `fact_source`).
     """
-    return yaml.safe_load((Path(__file__).with_name("instances.yaml")).read_text(encoding="utf-8"))
+    return load_strict((Path(__file__).with_name("instances.yaml")).read_text(encoding="utf-8"))
 
 
 def fact_source(instance_type: str, fact: str) -> tuple[str, str]:
