@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
 
-from .catalogue import Catalogue, load_catalogue
+from .catalogue import Catalogue, load_catalogue, tool_finding
 from .discover import discover, is_test_path
 from .findings import Finding, Safety, Severity, Span
 from .fsutil import ChangedOnDisk, Unreadable, atomic_write, digest, read_limited
@@ -86,8 +86,8 @@ class ScanReport:
 
     @property
     def internal_errors(self) -> int:
-        """Files on which the tool itself failed (NRN000 internal-error; the CLI exits 2)."""
-        return sum(1 for f in self.findings if f.rule_name == "internal-error")
+        """Files on which the tool itself failed (NRN000 "internal error"; the CLI exits 2)."""
+        return sum(1 for f in self.findings if f.rule_id == "NRN000" and f.snippet.startswith(_INTERNAL))
 
     def count_at_or_above(self, level: Severity) -> int:
         return sum(1 for f in self.findings if f.severity.rank >= level.rank)
@@ -114,17 +114,18 @@ def _index(options: ScanOptions) -> "RuleIndex":
 
 
 def _parse_error(path: str, message: str, line: int = 1, column: int = 1, cell: int | None = None,
-                 prefix: str = "file not scanned: ", severity: Severity = Severity.WARNING) -> Finding:
-    return Finding(
-        rule_id="NRN000", rule_name="parse-error", category="tool", severity=severity,
-        path=path, span=Span(line, column, line, column), message=f"{prefix}{message}", cell=cell,
-        snippet=message,
-    )
+                 prefix: str | None = None, severity: Severity | None = None) -> Finding:
+    """The NRN000 file-not-scanned finding (`prefix` replaces the rule's "file not scanned: ")."""
+    return tool_finding("NRN000", path, Span(line, column, line, column), cell=cell, severity=severity,
+                        snippet=message, reason=message, text=None if prefix is None else f"{prefix}{message}")
+
+
+_INTERNAL = "internal error: "
 
 
 def _internal_error(path: str, exc: BaseException) -> Finding:
     """A bug in the tool on one file: reported, the run goes on, and the exit code becomes 2."""
-    return replace(_parse_error(path, f"internal error: {exc!r}"), rule_name="internal-error")
+    return _parse_error(path, f"{_INTERNAL}{exc!r}")
 
 
 # UTF-32 first: its little-endian BOM starts with UTF-16's.

@@ -17,11 +17,11 @@ from typing import Any, Iterable
 
 import yaml
 
-from .findings import CATEGORIES, Severity
+from .findings import CATEGORIES, Finding, Severity, Span
 from .resources import rules_dir
 from .yamldata import DuplicateKey, load_strict
 
-__all__ = ["RuleSpec", "Catalogue", "RuleError", "load_catalogue", "load_targets", "TARGETS"]
+__all__ = ["RuleSpec", "Catalogue", "RuleError", "load_catalogue", "load_targets", "tool_finding", "TARGETS"]
 
 TARGETS = ("portable", "neuron", "xla", "inf1")
 
@@ -224,3 +224,19 @@ def _load_cached(extra: tuple[str, ...]) -> Catalogue:
 def load_targets() -> dict[str, dict[str, Any]]:
     """Per-target fix expressions from `rules/targets.yaml`."""
     return load_strict((rules_dir() / "targets.yaml").read_text(encoding="utf-8"))
+
+
+def tool_finding(rule_id: str, path: str, span: Span, *, cell: int | None = None, severity: Severity | None = None,
+                 snippet: str = "", text: str | None = None, **fields: str) -> Finding:
+    """A finding the tool reports itself (NRN000 file-not-scanned, NRN001 unused-noqa), named,
+    categorised and worded by its rule in `rules/tool/`.
+
+    Args:
+        fields: the placeholders of the rule's `message` (`reason`, `codes`).
+        text: the whole message instead of the rule's wording.
+        severity: instead of the rule's (a file left unscanned for its size is an error).
+    """
+    rule = load_catalogue().by_id(rule_id)
+    return Finding(rule_id=rule.id, rule_name=rule.name, category=rule.category,
+                   severity=severity or rule.severities["portable"], path=path, span=span,
+                   message=text if text is not None else rule.message.format(**fields), cell=cell, snippet=snippet)

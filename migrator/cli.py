@@ -180,7 +180,7 @@ def scan(
              "baselined": len(report.findings) - len(findings) if known is not None else None}
     sys.stdout.write(REPORTERS[fmt](findings, stats))
     if report.internal_errors:
-        raise _fail(f"the tool failed on {report.internal_errors} file(s); see the NRN000 internal-error findings")
+        raise _fail(f"the tool failed on {report.internal_errors} file(s); see the NRN000 findings that say 'internal error'")
     if not exit_zero and fail_on != "never" and any(f.severity.rank >= Severity(fail_on).rank for f in findings):
         raise typer.Exit(1)
 

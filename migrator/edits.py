@@ -111,14 +111,17 @@ def _segments(old: list[str], new: list[str], findings: Sequence[Finding], hit: 
 
 
 def _by_column(findings: Sequence[Finding], hit: list[int], who: int | None, line: int, base: int, removed: str,
-               added: str) -> list[tuple[int | None, int, int, str]]:
+               added: str) -> list[tuple[int | list[int] | None, int, int, str]]:
     """(owner, start, end, content) for one stretch starting at old `line` (offset `base`):
     one edit for `who`, or, when several findings sit on that one line, one per finding by
     the columns of the characters that change."""
     on_line = [i for i in hit if findings[i].span.line <= line <= findings[i].span.end_line]
-    if len(on_line) <= 1 or "\n" in removed.rstrip("\r\n"):
+    # A character diff costs the square of the length: a long line shared by many fixes goes
+    # whole to each of them.
+    if len(on_line) <= 1 or "\n" in removed.rstrip("\r\n") or len(removed) + len(added) > 4000:
         head, tail = _trimmed(removed, added)
-        return [(who, base + head, base + len(removed) - tail, added[head:len(added) - tail])]
+        return [(who if len(on_line) <= 1 else on_line, base + head, base + len(removed) - tail,
+                 added[head:len(added) - tail])]
     runs: list[list] = []  # [owner, old start, old end, new start, new end]
     for op, a1, a2, b1, b2 in difflib.SequenceMatcher(a=removed, b=added, autojunk=False).get_opcodes():
         if op == "equal":

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from typing import Callable, Sequence
 
+from .catalogue import tool_finding
 from .findings import Finding, Severity, Span
 
 __all__ = ["apply_suppressions", "python_comment_lines"]
@@ -108,9 +109,8 @@ def _unused(lines_of: Callable[[int | None], Sequence[str]], used: dict, path: s
                 continue
             stale = [c for c in _split(m.group("codes")) if c.startswith("NRN") and c not in used.get((cell, lineno), set())]
             if stale:
-                out.append(Finding(
-                    rule_id="NRN001", rule_name="unused-noqa", category="tool", severity=Severity.WARNING,
-                    path=path, span=Span(lineno, m.start() + 1, lineno, m.end() + 1), cell=cell,
-                    message=f"unused noqa code{'s' if len(stale) > 1 else ''}: {', '.join(stale)}", snippet=line.strip(),
+                out.append(tool_finding(
+                    "NRN001", path, Span(lineno, m.start() + 1, lineno, m.end() + 1), cell=cell, snippet=line.strip(),
+                    codes=f"code{'s' if len(stale) > 1 else ''}: {', '.join(stale)}",
                 ))
     return out

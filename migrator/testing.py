@@ -48,7 +48,8 @@ def check_example(case: ExampleCase, extend_rules: tuple = ()) -> list[str]:
     ex = case.example
     kind = ex.get("file_kind", "python")
     path = ex.get("path", _SUFFIX[kind])
-    options = ScanOptions(target=ex.get("target", "portable"), extend_rules=tuple(extend_rules))
+    options = ScanOptions(target=ex.get("target", "portable"), extend_rules=tuple(extend_rules),
+                          report_unused_noqa=ex.get("report_unused_noqa", False))
     if case.rule.severity_for(options.target) is None:
         return [f"{case.id}: rule is off for target {options.target}"] if case.kind == "bad" else []
     hits = [f for f in scan_source(ex["code"], path, kind, options) if f.rule_id == case.rule.id]

@@ -1,5 +1,6 @@
 """Catalogue meta-tests: the schema, ids, docs and coverage every rule must have."""
 
+import json
 import shutil
 from collections import Counter
 
@@ -102,3 +103,21 @@ def test_docs_rules_md_is_current():
     from migrator.docgen import render_rules_doc
 
     assert (ROOT / "docs" / "rules.md").read_text() == render_rules_doc(load_catalogue()), "run `make docs`"
+
+
+def test_tool_findings_are_catalogue_rules_with_docs(cli, tmp_path):
+    # NRN000 and NRN001 were built in code: `rules NRN000` did not know them and SARIF had no help.
+    catalogue = load_catalogue()
+    for rule_id in ("NRN000", "NRN001"):
+        rule = catalogue.by_id(rule_id)
+        assert rule.category == "tool" and rule.docs["references"] and rule.examples["bad"]
+        assert f"{rule_id} {rule.name}" in cli("rules", rule_id, check=0).stdout
+    (tmp_path / "broken.py").write_text("import torch\nx = torch.ones(3).cuda(\n")
+    (tmp_path / "stale.py").write_text("import torch\nx = 1  # noqa: NRN101\n")
+    sarif = json.loads(cli("scan", ".", "--format", "sarif", "--report-unused-noqa", "--exit-zero").stdout)
+    rules = {r["id"]: r for r in sarif["runs"][0]["tool"]["driver"]["rules"]}
+    results = {r["ruleId"] for r in sarif["runs"][0]["results"]}
+    assert results == {"NRN000", "NRN001"}
+    for rule_id in results:
+        rule = catalogue.by_id(rule_id)
+        assert rules[rule_id]["name"] == rule.name and rules[rule_id]["helpUri"] == rule.docs["references"][0]
