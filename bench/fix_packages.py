@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from precision import site_packages  # noqa: E402
 
 from migrator.api import ScanOptions, fix_source  # noqa: E402
-from migrator.discover import discover  # noqa: E402
+from migrator.sources.discover import discover  # noqa: E402
 
 
 def fix_one(job: tuple[str, str, str]) -> dict:

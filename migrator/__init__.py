@@ -6,11 +6,11 @@ Public API (the CLI is a thin shell over it)::
     report = scan_paths(["src/"], ScanOptions(target="neuron"))
 """
 
-__version__ = "0.1.0"
+from migrator.core.version import __version__  # noqa: E402
 
-from .api import FileFix, ScanOptions, ScanReport, fix_paths, fix_source, scan_paths, scan_source  # noqa: E402
-from .catalogue import Catalogue, RuleError, RuleSpec, load_catalogue  # noqa: E402
-from .findings import Finding, Fix, Safety, Severity, Span  # noqa: E402
+from migrator.api import FileFix, ScanOptions, ScanReport, fix_paths, fix_source, scan_paths, scan_source  # noqa: E402
+from migrator.core.catalogue import Catalogue, RuleError, RuleSpec, load_catalogue  # noqa: E402
+from migrator.core.findings import Finding, Fix, Safety, Severity, Span  # noqa: E402
 
 __all__ = [
     "__version__", "scan_paths", "scan_source", "fix_paths", "fix_source", "ScanOptions", "ScanReport", "FileFix",

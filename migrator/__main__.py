@@ -1,3 +1,3 @@
-from .cli import main
+from migrator.cli import main
 
 main()

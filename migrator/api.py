@@ -18,60 +18,19 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
 
-from .catalogue import Catalogue, load_catalogue, tool_finding
-from .discover import discover, is_test_path
-from .findings import Finding, Safety, Severity, Span
-from .fsutil import ChangedOnDisk, Unreadable, atomic_write, digest, read_limited
-from .lines import printable, split_lines
-from .suppress import apply_suppressions, python_comment_lines
+from migrator.core.catalogue import Catalogue, load_catalogue, tool_finding
+from migrator.sources.discover import discover, is_test_path
+from migrator.core.options import ScanOptions
+from migrator.core.findings import Finding, Safety, Severity, Span
+from migrator.core.fsutil import ChangedOnDisk, Unreadable, atomic_write, digest, read_limited
+from migrator.core.lines import printable, split_lines
+from migrator.scan.suppress import apply_suppressions, python_comment_lines
 
 if TYPE_CHECKING:
-    from .engine import RuleIndex
-    from .outcome import FixOutcome
+    from migrator.scan.engine import RuleIndex
+    from migrator.fix.outcome import FixOutcome
 
 __all__ = ["ScanOptions", "ScanReport", "FileFix", "scan_paths", "scan_source", "fix_paths", "fix_source"]
-
-
-@dataclass(frozen=True)
-class ScanOptions:
-    """What to scan for.
-
-    Attributes:
-        target: `portable` (default), `neuron`, `xla` or `inf1`.
-        select/ignore: rule id prefixes (`NRN2` = every runtime rule).
-        exclude: gitignore-style patterns of paths to skip.
-        test_files: `scan` (default; findings are marked `is_test`), `lower` (one severity lower
-            in test files) or `exclude` (test files are not reported).
-        per_file_ignores: (gitignore-style pattern, rule id prefixes) pairs; patterns are
-            relative to `root` (the folder of the configuration file).
-        extend_rules: extra rule folders (team rules, NRN9xx).
-        report_unused_noqa: report `# noqa` codes that suppress nothing (NRN001).
-        jobs: worker processes (1 = in process; never more than the CPUs or the files).
-        force_exclude: apply `exclude` to files named in `paths` too (pre-commit names each file).
-        cache_dir: where to keep results between runs (None = no cache; the CLI uses the
-            user cache folder, see `cache.user_cache_dir`).
-        max_file_size: files larger than this many bytes are not read (one NRN000 finding
-            instead); parsing costs about 500 bytes of memory per byte of Python source.
-        fix_edits: give each fixable finding its fix as edits (`Fix.edits`; JSON and SARIF
-            carry them). Costs one in-memory `fix` of each file that has fixable findings.
-        progress: callback(done, total) after each file, for progress bars.
-    """
-
-    target: str = "portable"
-    select: tuple[str, ...] = ()
-    ignore: tuple[str, ...] = ()
-    exclude: tuple[str, ...] = ()
-    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    root: Path | None = None
-    extend_rules: tuple[Path, ...] = ()
-    report_unused_noqa: bool = False
-    jobs: int = 1
-    cache_dir: Path | None = None
-    force_exclude: bool = False
-    max_file_size: int = 5 * 1024 * 1024  # the largest .py file in PyTorch 2.13 is 1.3 MiB
-    test_files: str = "scan"
-    fix_edits: bool = False
-    progress: Callable[[int, int], None] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass
@@ -103,7 +62,7 @@ def catalogue_for(options: ScanOptions) -> Catalogue:
 
 
 def _index(options: ScanOptions) -> "RuleIndex":
-    from .engine import RuleIndex  # libcst loads only when something must be parsed
+    from migrator.scan.engine import RuleIndex  # libcst loads only when something must be parsed
 
     key = (options.select, options.ignore, options.target, options.extend_rules)
     if key not in _INDEX_CACHE:
@@ -188,7 +147,7 @@ def _prefilter_text(raw: bytes) -> bytes:
 
 def _unparsable(raw: bytes) -> str | None:
     """Why a Python source must not reach libcst (see guard.py), or None."""
-    from .guard import too_complex
+    from migrator.sources.guard import too_complex
 
     if _wide_encoding(raw):
         return f"encoded as {_wide_encoding(raw)[:6].upper()}, which Python cannot run; save it as UTF-8"
@@ -230,7 +189,7 @@ def scan_source(data: bytes | str, path: str, kind: str = "python", options: Sca
 def _with_edits(raw: bytes, path: str, kind: str, options: ScanOptions, findings: list[Finding]) -> list[Finding]:
     """`findings` with each fixable one's edits, read off the file's in-memory `fix` (safe
     fixes, then unsafe ones; see `edits.attach_edits`)."""
-    from .edits import attach_edits
+    from migrator.fix.edits import attach_edits
 
     wanted = {f.fix.safety for f in findings if f.fixable and f.cell is None}
     if not wanted or kind == "notebook":
@@ -248,7 +207,7 @@ def _scan_source(raw: bytes, path: str, kind: str, options: ScanOptions, index: 
                  unused: bool) -> list[Finding]:
     import libcst as cst
 
-    from .engine import mark_blocked, scan_python, scan_text
+    from migrator.scan.engine import mark_blocked, scan_python, scan_text
 
     if kind == "python":
         # A UTF-16 file hides its text from the byte-level prefilter: it is reported, not passed.
@@ -296,7 +255,7 @@ def _join_notebook(text: str, path: str):
     """
     import libcst as cst
 
-    from .notebook import cell_code, join_cells
+    from migrator.sources.notebook import cell_code, join_cells
 
     def hazard(code: str) -> str | None:
         return _unparsable(code.encode("utf-8", "surrogatepass"))
@@ -335,7 +294,7 @@ def _join_notebook(text: str, path: str):
 
 
 def _scan_notebook(text: str, path: str, index: "RuleIndex", options: ScanOptions, is_test: bool) -> list[Finding]:
-    from .engine import mark_blocked, scan_python, scan_text
+    from migrator.scan.engine import mark_blocked, scan_python, scan_text
 
     try:
         joined, module, problems = _join_notebook(text, path)
@@ -421,7 +380,7 @@ def scan_paths(paths: Sequence[str | os.PathLike[str]], options: ScanOptions = S
         FileNotFoundError: a given path does not exist.
         catalogue.RuleError: a rule file is broken.
     """
-    from .cache import ResultCache
+    from migrator.scan.cache import ResultCache
 
     start = time.perf_counter()
     catalogue = catalogue_for(options)  # fail early on a broken catalogue
@@ -511,7 +470,7 @@ def fix_source(data: bytes | str, path: str, kind: str = "python", options: Scan
     `partial`: also rewrite a Python file that keeps a CUDA-only call with no automatic rewrite
     (by default it is left unchanged and the blocker is reported).
     """
-    from .outcome import FixOutcome
+    from migrator.fix.outcome import FixOutcome
 
     index = _index(options)
     raw = data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass")
@@ -531,9 +490,9 @@ def _fix_source(data: bytes | str, raw: bytes, path: str, kind: str, options: Sc
                 unsafe: bool, only: tuple[str, int, int] | None, partial: bool) -> FixOutcome:
     import libcst as cst
 
-    from .engine import scan_python, scan_text
-    from .outcome import FixOutcome
-    from .textfix import fix_text_lines
+    from migrator.scan.engine import scan_python, scan_text
+    from migrator.fix.outcome import FixOutcome
+    from migrator.fix.textfix import fix_text_lines
 
     if isinstance(data, bytes):
         try:
@@ -546,7 +505,7 @@ def _fix_source(data: bytes | str, raw: bytes, path: str, kind: str, options: Sc
         text = data
     is_test = is_test_path(path)
     if kind == "python":
-        from .fixer import fix_python  # libcst.codemod is slow to import: only for Python
+        from migrator.fix.fixer import fix_python  # libcst.codemod is slow to import: only for Python
 
         def scan(module):
             lines = python_comment_lines(split_lines(module.code))
@@ -590,10 +549,10 @@ def _fix_notebook(text: str, path: str, index: "RuleIndex", options: ScanOptions
                   only: tuple | None = None, partial: bool = False) -> FixOutcome:
     import libcst as cst  # noqa: F401
 
-    from .engine import scan_python
-    from .fixer import fix_python
-    from .notebook import locator, split_cells
-    from .outcome import FixOutcome
+    from migrator.scan.engine import scan_python
+    from migrator.fix.fixer import fix_python
+    from migrator.sources.notebook import locator, split_cells
+    from migrator.fix.outcome import FixOutcome
 
     try:
         joined, module, problems = _join_notebook(text, path)
@@ -634,8 +593,8 @@ def _fix_notebook(text: str, path: str, index: "RuleIndex", options: ScanOptions
 
 def _fix_notebook_shell(joined, path: str, index, options: ScanOptions, unsafe: bool, is_test: bool, cells, outcome, only) -> bool:
     """Apply text fixes to `!cmd` lines (in joined.magics); `%%bash` cells are left for a person."""
-    from .engine import scan_text
-    from .textfix import fix_text_lines
+    from migrator.scan.engine import scan_text
+    from migrator.fix.textfix import fix_text_lines
 
     changed = False
     for cell, first, shell in joined.shell:
@@ -680,7 +639,7 @@ def fix_paths(paths: Sequence[str | os.PathLike[str]], options: ScanOptions = Sc
     changed on disk since it was read, or whose rewrite fails, is left untouched and reported in
     `FileFix.error`. Files with nothing to report are omitted.
     """
-    from .outcome import FixOutcome
+    from migrator.fix.outcome import FixOutcome
 
     results: list[FileFix] = []
     # Writes stay inside what was asked for: a symbolic link is rewritten only when its target

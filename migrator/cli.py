@@ -29,7 +29,7 @@ from typing import List, Optional
 
 import typer
 
-from . import __version__
+from migrator.core.version import __version__
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, help="Move CUDA PyTorch code to AWS Trainium/Inferentia.")
 
@@ -38,7 +38,7 @@ TARGETS = ("portable", "neuron", "xla", "inf1")
 
 
 def _fail(message: str) -> "typer.Exit":
-    from .lines import printable
+    from migrator.core.lines import printable
 
     typer.echo(f"neuron-migrator: error: {printable(message)}", err=True)
     return typer.Exit(2)
@@ -61,7 +61,7 @@ def _main(version: bool = typer.Option(False, "--version", callback=_version, is
 
 
 def _settings(config: Optional[Path]):
-    from .settings import SettingsError, load_settings
+    from migrator.settings import SettingsError, load_settings
 
     try:
         return load_settings(config)
@@ -74,7 +74,7 @@ MAX_JOBS = 256
 
 def _codes(values, flag: str) -> tuple[str, ...]:
     """Rule id prefixes from the command line, checked as the configuration's are."""
-    from .settings import is_rule_code
+    from migrator.settings import is_rule_code
 
     for value in values:
         if not is_rule_code(value):
@@ -84,8 +84,8 @@ def _codes(values, flag: str) -> tuple[str, ...]:
 
 def _scan_options(settings, target, select, ignore, exclude, extend_exclude, jobs, unused_noqa, no_cache, cache_dir,
                   progress=None, force_exclude=None):
-    from .api import ScanOptions
-    from .cache import user_cache_dir
+    from migrator.api import ScanOptions
+    from migrator.scan.cache import user_cache_dir
 
     target = target or settings.target
     _check_target(target)
@@ -148,11 +148,11 @@ def scan(
     config: Optional[Path] = typer.Option(None, "--config", help=CONFIG_HELP),
 ) -> None:
     """Report migration blockers in PATHS."""
-    from .api import scan_paths
-    from .baseline import BaselineError, filter_new, read_baseline
-    from .catalogue import RuleError
-    from .findings import Severity
-    from .reporters import REPORTERS
+    from migrator.api import scan_paths
+    from migrator.report.baseline import BaselineError, filter_new, read_baseline
+    from migrator.core.catalogue import RuleError
+    from migrator.core.findings import Severity
+    from migrator.report import REPORTERS
 
     settings = _settings(config)
     if fmt not in REPORTERS:
@@ -197,9 +197,9 @@ def baseline_create(
     config: Optional[Path] = typer.Option(None, "--config", help=CONFIG_HELP),
 ) -> None:
     """Write a baseline of the current findings (use it with `scan --baseline FILE`)."""
-    from .api import scan_paths
-    from .baseline import write_baseline
-    from .catalogue import RuleError
+    from migrator.api import scan_paths
+    from migrator.report.baseline import write_baseline
+    from migrator.core.catalogue import RuleError
 
     settings = _settings(config)
     options = _scan_options(settings, target, [], [], [], [], 0, False, True, None)
@@ -226,7 +226,7 @@ def fix(
     config: Optional[Path] = typer.Option(None, "--config", help=CONFIG_HELP),
 ) -> None:
     """Rewrite what can be rewritten safely; print a diff unless --write."""
-    from .api import fix_paths
+    from migrator.api import fix_paths
 
     settings = _settings(config)
     options = _scan_options(settings, target, [], [], exclude, [], 1, False, True, None, force_exclude=force_exclude)
@@ -251,7 +251,7 @@ def fix(
 
 
 def _printable_diff(diff: str) -> str:
-    from .lines import printable
+    from migrator.core.lines import printable
 
     return "".join(printable(line) + "\n" for line in diff.split("\n")[:-1])
 
@@ -267,7 +267,7 @@ def _fix_column(rule) -> str:
 
 
 def _where(finding) -> str:
-    from .lines import printable
+    from migrator.core.lines import printable
 
     cell = f"cell {finding.cell}:" if finding.cell else ""
     return f"{printable(finding.path)}:{cell}{finding.span.line}:{finding.span.column}"
@@ -280,7 +280,7 @@ def _fix_report(results, write: bool) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from .lines import printable
+    from migrator.core.lines import printable
 
     err = Console(stderr=True, highlight=False, emoji=False, width=max(100, shutil.get_terminal_size((100, 20)).columns))
     verb = "Fixed" if write else "Fixable"
@@ -328,7 +328,7 @@ def rules(
     config: Optional[Path] = typer.Option(None, "--config", help=CONFIG_HELP),
 ) -> None:
     """List the rule catalogue, explain one rule, or test a folder of team rules."""
-    from .catalogue import RuleError, TARGETS as ALL, load_catalogue
+    from migrator.core.catalogue import RuleError, TARGETS as ALL, load_catalogue
 
     args = args or []
     settings = _settings(config)
@@ -363,8 +363,8 @@ def rules(
 
 def _rules_test(folder: Path) -> None:
     """Validate a team's rule folder and run its embedded examples, like `fixit test`."""
-    from .catalogue import RuleError, load_catalogue
-    from .testing import check_example, collect_examples
+    from migrator.core.catalogue import RuleError, load_catalogue
+    from migrator.testing import check_example, collect_examples
 
     if not folder.is_dir():
         raise _fail(f"{folder}: not a folder")
@@ -373,7 +373,7 @@ def _rules_test(folder: Path) -> None:
     except RuleError as exc:
         raise _fail(str(exc)) from None
     own = [r for r in catalogue.rules if folder.resolve() in r.path.resolve().parents]
-    from .catalogue import Catalogue
+    from migrator.core.catalogue import Catalogue
 
     failures = passed = 0
     for case in collect_examples(Catalogue(tuple(own))):
@@ -393,7 +393,7 @@ def _rules_test(folder: Path) -> None:
 @app.command()
 def instances(fmt: str = typer.Option("text", "--format", "-f", help="text or json.")) -> None:
     """Print the instance catalog (each fact with its source and confidence)."""
-    from .deploy import load_instances
+    from migrator.deploy import load_instances
 
     catalog = load_instances()
     if fmt == "json":
@@ -443,9 +443,9 @@ def generate(
     tag: List[str] = typer.Option([], "--tag", help="KEY=VALUE tag (repeatable)."),
 ) -> None:
     """Deployment configs for trn1/trn1n/trn2/trn2u/trn3/inf2, checked before anything is written."""
-    from .deploy import SpecError
-    from .deploy.generate import KINDS, generate as generate_kind
-    from .deploy.spec import build_spec
+    from migrator.deploy import SpecError
+    from migrator.deploy.generate import KINDS, generate as generate_kind
+    from migrator.deploy.spec import build_spec
 
     kinds = ["launch-template", *[k for k in KINDS if not k.startswith("launch-template")]]
     if kind not in kinds:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .catalogue import TARGETS, Catalogue, load_catalogue
+from migrator.core.catalogue import TARGETS, Catalogue, load_catalogue
 
 __all__ = ["render_rules_doc", "main"]
 

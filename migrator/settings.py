@@ -124,7 +124,7 @@ def _strings(value: Any, key: str, path: Path) -> tuple[str, ...]:
 
 
 def _pattern(pattern: str, key: str, path: Path) -> None:
-    from .discover import MAX_WILDCARDS, too_many_wildcards
+    from migrator.sources.discover import MAX_WILDCARDS, too_many_wildcards
 
     if any(ord(c) < 32 for c in pattern):
         raise SettingsError(f"{path}: key '{key}': {pattern!r} holds a control character")

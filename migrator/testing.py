@@ -12,8 +12,8 @@ from typing import Iterator
 
 import libcst as cst
 
-from .api import ScanOptions, fix_source, scan_source
-from .catalogue import Catalogue, RuleSpec
+from migrator.api import ScanOptions, fix_source, scan_source
+from migrator.core.catalogue import Catalogue, RuleSpec
 
 __all__ = ["ExampleCase", "collect_examples", "check_example"]
 

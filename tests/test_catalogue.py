@@ -6,9 +6,9 @@ from collections import Counter
 
 import pytest
 
-from migrator.catalogue import RuleError, load_catalogue, load_rule
-from migrator.findings import CATEGORIES
-from migrator.resources import rules_dir
+from migrator.core.catalogue import RuleError, load_catalogue, load_rule
+from migrator.core.findings import CATEGORIES
+from migrator.core.resources import rules_dir
 
 CATALOGUE = load_catalogue()
 

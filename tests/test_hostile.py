@@ -29,7 +29,7 @@ from migrator.cli import app
 from migrator.deploy import SpecError
 from migrator.deploy.generate import generate
 from migrator.deploy.spec import build_spec
-from migrator.notebook import join_cells
+from migrator.sources.notebook import join_cells
 
 CUDA = "import torch\ntorch.cuda.synchronize()\n"
 FIXED = "torch.accelerator.synchronize()"
@@ -432,7 +432,7 @@ def test_unbounded_jobs_are_refused(tmp_path, jobs):
 def test_a_crash_of_the_tool_exits_2_and_the_run_goes_on(tmp_path):
     write(tmp_path / "a.py", CUDA)
     write(tmp_path / "b.sh", "nvidia-smi\n")
-    crash = ("import sys, migrator.engine as e\n"
+    crash = ("import sys, migrator.scan.engine as e\n"
              "def boom(*a, **k): raise RuntimeError('boom')\n"
              "e.scan_python = boom\n"
              "from migrator.cli import main\n"
@@ -635,7 +635,7 @@ def test_a_cell_left_out_by_the_caller_is_not_joined_and_a_fix_leaves_its_bytes(
     # finds it with `cell_code` and joins again without it.
     import libcst as cst
 
-    from migrator.notebook import cell_code, split_cells
+    from migrator.sources.notebook import cell_code, split_cells
 
     broken = code(["y = (1,\n", "z = t.cuda()\n"])
     text = notebook(GOOD, broken, SYNC)
@@ -918,7 +918,7 @@ def test_every_file_a_hook_passes_is_scanned_and_every_scanned_kind_is_passed(na
 
     import yaml
 
-    from migrator.discover import file_kind
+    from migrator.sources.discover import file_kind
 
     for hook in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text()):
         passed = re.search(hook["files"], name) is not None

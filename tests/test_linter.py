@@ -240,7 +240,7 @@ def test_json_carries_each_fix_as_edits_that_fix_that_finding_alone(cli, tmp_pat
 
 def test_sarif_fixes_come_from_the_findings_not_from_the_files(tmp_path):
     from migrator.api import ScanOptions, scan_source
-    from migrator.reporters import render_sarif
+    from migrator.report import render_sarif
 
     findings = scan_source(NEIGHBOURS.encode(), "gone/a.py", "python", ScanOptions(fix_edits=True))
     assert not (tmp_path / "gone").exists()
@@ -268,7 +268,7 @@ def test_exit_zero_and_no_color_outside_a_terminal(cli, tmp_path):
 
 
 def test_colour_only_when_asked_by_the_cli():
-    from migrator.reporters.text import render_text
+    from migrator.report.text import render_text
 
     findings = scan_paths([__file__]).findings  # this file holds no finding: use a sample
     from conftest import ROOT

@@ -2,7 +2,7 @@
 
 import pytest
 
-from migrator.catalogue import load_catalogue
+from migrator.core.catalogue import load_catalogue
 from migrator.testing import check_example, collect_examples
 
 CASES = list(collect_examples(load_catalogue()))

@@ -23,7 +23,7 @@ def test_wheel_installs_and_scans_and_generates(tmp_path):
     code.write_text("import torch\nx = torch.ones(1).cuda()\n")
     scan = subprocess.run([venv / "bin" / "neuron-migrator", "scan", code], capture_output=True, text=True, cwd=tmp_path)
     assert scan.returncode == 1 and "NRN101" in scan.stdout
-    where = subprocess.run([venv / "bin" / "python", "-c", "import migrator.resources as r; print(r.rules_dir())"],
+    where = subprocess.run([venv / "bin" / "python", "-c", "import migrator.core.resources as r; print(r.rules_dir())"],
                            capture_output=True, text=True, cwd=tmp_path)
     assert "site-packages/migrator/_data/rules" in where.stdout
     gen = subprocess.run([venv / "bin" / "neuron-migrator", "generate", "launch-template", "--instance-type",

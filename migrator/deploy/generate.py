@@ -14,13 +14,13 @@ from typing import Any, Callable
 
 import yaml
 
-from .checks import check_launch_template_data
-from .launch_template import (
-    DeploymentSpec, GenerateResult, SpecError, _write_all, load_cfn_yaml, plan_launch_template,
+from migrator.deploy.checks import check_launch_template_data
+from migrator.deploy.launch_template import (
+    FORMATS, DeploymentSpec, GenerateResult, SpecError, _write_all, load_cfn_yaml, plan_launch_template,
 )
-from .render import render_template
+from migrator.deploy.render import render_template
 
-__all__ = ["KINDS", "generate", "render_kind"]
+__all__ = ["KINDS", "generate", "generate_launch_template", "render_kind"]
 
 
 def _lt_json(plan: dict[str, Any]) -> dict[str, str]:
@@ -68,7 +68,7 @@ _DNS1123 = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 
 
 def _eks(plan: dict[str, Any]) -> dict[str, str]:
-    from .launch_template import load_instances
+    from migrator.deploy.launch_template import load_instances
 
     inst = plan["instance"]
     if plan["instance"]["target"] == "inf1":
@@ -216,3 +216,15 @@ def generate(kind: str, spec: DeploymentSpec, output: Path) -> GenerateResult:
     files, notes = render_kind(kind, spec)
     replaced = [Path(output) / name for name in files if (Path(output) / name).exists()]
     return GenerateResult(_write_all(output, files), notes, replaced)
+
+
+def generate_launch_template(spec: DeploymentSpec, output: Path, fmt: str = "json") -> GenerateResult:
+    """Render, check and write a launch template (`json` or `cloudformation`) into `output`.
+
+    Raises:
+        SpecError: an impossible spec (nothing is written).
+        ValueError: a rendered file failed our checks (nothing is written).
+    """
+    if fmt not in FORMATS:
+        raise SpecError("--format", f"'{fmt}' is not one of {', '.join(FORMATS)}")
+    return generate(f"launch-template-{fmt}", spec, output)

@@ -28,9 +28,9 @@ from typing import Any
 
 import yaml
 
-from ..yamldata import load_strict
-from .checks import check_launch_template_data
-from .render import render_template
+from migrator.core.yamldata import load_strict
+from migrator.deploy.checks import check_launch_template_data
+from migrator.deploy.render import render_template
 
 __all__ = ["LaunchSpec", "SpecError", "GenerateResult", "generate_launch_template", "load_instances", "plan_launch_template"]
 
@@ -350,20 +350,6 @@ def plan_launch_template(spec: DeploymentSpec) -> dict[str, Any]:
         "user_data_b64": base64.b64encode(user_data.encode()).decode(),
         "notes": notes,
     }
-
-
-def generate_launch_template(spec: DeploymentSpec, output: Path, fmt: str = "json") -> GenerateResult:
-    """Render, check and write a launch template (`json` or `cloudformation`) into `output`.
-
-    Raises:
-        SpecError: an impossible spec (nothing is written).
-        ValueError: a rendered file failed our checks (nothing is written).
-    """
-    from .generate import generate
-
-    if fmt not in FORMATS:
-        raise SpecError("--format", f"'{fmt}' is not one of {', '.join(FORMATS)}")
-    return generate(f"launch-template-{fmt}", spec, output)
 
 
 class _CfnLoader(yaml.SafeLoader):

@@ -9,7 +9,7 @@ from typing import Any
 
 import jinja2
 
-from ..resources import templates_dir
+from migrator.core.resources import templates_dir
 
 __all__ = ["render_template", "environment"]
 

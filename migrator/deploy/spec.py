@@ -31,7 +31,7 @@ from typing import Any
 
 import yaml
 
-from .launch_template import DeploymentSpec, SpecError, _is_control, _show
+from migrator.deploy.launch_template import DeploymentSpec, SpecError, _is_control, _show
 
 __all__ = ["build_spec", "FIELDS"]
 

@@ -29,9 +29,9 @@ from typing import Callable
 
 import libcst as cst
 
-from .findings import Finding
-from .resolve import dotted_name
-from .values import ModuleValues, Parents, cuda_branch
+from migrator.core.findings import Finding
+from migrator.scan.resolve import dotted_name
+from migrator.scan.values import ModuleValues, Parents, cuda_branch
 
 __all__ = ["hold_back", "manual_seed_duplicate", "sizes_processes", "already_guarded", "script_device_type", "blocks"]
 

@@ -6,8 +6,8 @@ from collections import Counter
 from itertools import groupby
 from typing import Any, Sequence
 
-from ..findings import Finding
-from ..lines import printable
+from migrator.core.findings import Finding
+from migrator.core.lines import printable
 
 
 def _location(f: Finding) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .findings import Finding, Safety
+from migrator.core.findings import Finding, Safety
 
 __all__ = ["FixOutcome", "allowed"]
 

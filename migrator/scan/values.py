@@ -20,8 +20,8 @@ from typing import Iterator
 
 import libcst as cst
 
-from .resolve import dotted_name
-from .walk import walk
+from migrator.scan.resolve import dotted_name
+from migrator.scan.walk import walk
 
 __all__ = ["ScopeValues", "ModuleValues", "Parents", "INDEX_NAME", "is_index_attribute", "is_cuda_test", "cuda_branch", "string_value"]
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from .github import render_github
-from .json import render_json
-from .junit import render_junit
-from .sarif import render_sarif
-from .text import render_text
+from migrator.report.github import render_github
+from migrator.report.json import render_json
+from migrator.report.junit import render_junit
+from migrator.report.sarif import render_sarif
+from migrator.report.text import render_text
 
 REPORTERS = {"text": render_text, "json": render_json, "sarif": render_sarif, "github": render_github,
              "junit": render_junit}

@@ -10,7 +10,7 @@ from pathlib import Path
 
 __all__ = ["rules_dir", "templates_dir", "data_dir"]
 
-_PACKAGE = Path(__file__).resolve().parent
+_PACKAGE = Path(__file__).resolve().parent.parent  # migrator/ (this file is in migrator/core/)
 
 
 def data_dir(name: str) -> Path:

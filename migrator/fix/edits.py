@@ -15,8 +15,8 @@ import difflib
 from dataclasses import replace
 from typing import Iterable, Sequence
 
-from .findings import Edit, Finding, Safety
-from .lines import split_lines
+from migrator.core.findings import Edit, Finding, Safety
+from migrator.core.lines import split_lines
 
 __all__ = ["attach_edits", "apply_edits"]
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from typing import Callable, Sequence
 
-from .catalogue import tool_finding
-from .findings import Finding, Severity, Span
+from migrator.core.catalogue import tool_finding
+from migrator.core.findings import Finding, Severity, Span
 
 __all__ = ["apply_suppressions", "python_comment_lines"]
 

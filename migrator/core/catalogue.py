@@ -17,9 +17,9 @@ from typing import Any, Iterable
 
 import yaml
 
-from .findings import CATEGORIES, Finding, Severity, Span
-from .resources import rules_dir
-from .yamldata import DuplicateKey, load_strict
+from migrator.core.findings import CATEGORIES, Finding, Severity, Span
+from migrator.core.resources import rules_dir
+from migrator.core.yamldata import DuplicateKey, load_strict
 
 __all__ = ["RuleSpec", "Catalogue", "RuleError", "load_catalogue", "load_targets", "tool_finding", "TARGETS"]
 
@@ -129,7 +129,7 @@ def _validate(data: Any, path: Path) -> None:
 
 def _read_rule_file(path: Path) -> bytes:
     """A rule file's bytes; a FIFO, a device or a file over 1 MiB is a RuleError, not a hang."""
-    from .fsutil import read_limited
+    from migrator.core.fsutil import read_limited
 
     try:
         return read_limited(path, 1024 * 1024)
@@ -197,7 +197,7 @@ def _load_cached(extra: tuple[str, ...]) -> Catalogue:
         h.update(str(path).encode() + b"\0" + contents[path])
     # The store is signed JSON of the validated rule data in the user's cache folder (see
     # cache.signed_load): nothing from a scanned tree, and nothing unpickled.
-    from .cache import signed_dump, signed_load, user_cache_dir
+    from migrator.core.store import signed_dump, signed_load, user_cache_dir
 
     store = user_cache_dir() / f"catalogue-{h.hexdigest()[:32]}.json"
     cached = signed_load(store)

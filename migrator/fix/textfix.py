@@ -8,9 +8,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .findings import Finding
-from .lines import split_lines
-from .outcome import FixOutcome, allowed
+from migrator.core.findings import Finding
+from migrator.core.lines import split_lines
+from migrator.fix.outcome import FixOutcome, allowed
 
 __all__ = ["fix_text_lines"]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from ..findings import Finding
-from ..lines import printable
+from migrator.core.findings import Finding
+from migrator.core.lines import printable
 
 _LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
 

@@ -21,7 +21,7 @@ from json.decoder import scanstring
 
 import nbformat
 
-from .lines import split_lines
+from migrator.core.lines import split_lines
 
 __all__ = ["JoinedNotebook", "cell_code", "join_cells", "split_cells"]
 

@@ -9,7 +9,7 @@ from typing import Iterable, Iterator
 
 import pathspec
 
-from .fsutil import is_inside
+from migrator.core.fsutil import is_inside
 
 __all__ = ["file_kind", "discover", "is_test_path", "SKIP_DIRS"]
 

@@ -12,8 +12,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Sequence
 
-from . import __version__
-from .findings import Finding
+from migrator.core.version import __version__
+from migrator.core.findings import Finding
 
 __all__ = ["BaselineError", "write_baseline", "read_baseline", "filter_new"]
 
@@ -31,7 +31,7 @@ def write_baseline(findings: Sequence[Finding], path: Path) -> int:
         for f in sorted(findings, key=lambda f: (f.path, f.cell or 0, f.span.line, f.rule_id))
     ]
     data = {"format": FORMAT, "tool": f"neuron-migrator {__version__}", "findings": entries}
-    from .fsutil import replace_file
+    from migrator.core.fsutil import replace_file
 
     replace_file(Path(path), (json.dumps(data, indent=1) + "\n").encode("utf-8"))
     return len(entries)
@@ -40,7 +40,7 @@ def write_baseline(findings: Sequence[Finding], path: Path) -> int:
 def read_baseline(path: Path) -> Counter[str]:
     """Fingerprint -> count. Raises BaselineError naming the file (also for a FIFO, a huge or
     deeply nested file, or entries that are not `{"fingerprint": "<hex>"}` objects)."""
-    from .fsutil import read_limited
+    from migrator.core.fsutil import read_limited
 
     try:
         raw = read_limited(path, 256 * 1024 * 1024)

@@ -1,6 +1,6 @@
 """`--format sarif`: SARIF 2.1.0 with rule metadata, help links and fixes.
 
-A result's fix is its finding's `Fix.edits` (computed by the scan, see `migrator.edits`) as
+A result's fix is its finding's `Fix.edits` (computed by the scan, see `migrator.fix.edits`) as
 replacements by line and column, including the imports or DEVICE constant it needs. Each
 fix is self-contained; code scanning applies one at a time. Nothing is re-read here.
 """
@@ -11,8 +11,8 @@ import json
 from typing import Any, Sequence
 from urllib.parse import quote
 
-from .. import __version__
-from ..findings import Finding
+from migrator.core.version import __version__
+from migrator.core.findings import Finding
 
 _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 _SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -38,7 +38,7 @@ def _replacements(f: Finding) -> list[dict[str, Any]]:
 
 
 def render_sarif(findings: Sequence[Finding], stats: dict[str, Any] | None = None) -> str:
-    from ..catalogue import load_catalogue
+    from migrator.core.catalogue import load_catalogue
 
     catalogue = {r.id: r for r in load_catalogue((stats or {}).get("extend_rules", ())).rules}
     used = sorted({f.rule_id for f in findings})

@@ -17,13 +17,13 @@ import libcst as cst
 from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor
 
-from .catalogue import load_targets
-from .coupling import already_guarded, blocks, hold_back, manual_seed_duplicate, script_device_type, sizes_processes
-from .engine import Candidate
-from .findings import Finding, Safety
-from .lines import split_lines
-from .outcome import FixOutcome, allowed
-from .values import ModuleValues, Parents
+from migrator.core.catalogue import load_targets
+from migrator.scan.coupling import already_guarded, blocks, hold_back, manual_seed_duplicate, script_device_type, sizes_processes
+from migrator.scan.engine import Candidate
+from migrator.core.findings import Finding, Safety
+from migrator.core.lines import split_lines
+from migrator.fix.outcome import FixOutcome, allowed
+from migrator.scan.values import ModuleValues, Parents
 
 __all__ = ["FixOutcome", "fix_python", "MAX_PASSES"]
 

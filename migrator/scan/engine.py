@@ -13,14 +13,14 @@ from typing import Any
 
 import libcst as cst
 
-from .catalogue import Catalogue, RuleSpec
-from .findings import Finding, Fix, Safety, Span
-from .lines import split_lines
-from .positions import node_ranges
-from .walk import walk
-from .resolve import dotted_name, import_bindings, imported_modules, module_bindings
-from .values import ModuleValues, Parents, ScopeValues, cuda_branch, is_cuda_test
-from .values import string_value as _string_value
+from migrator.core.catalogue import Catalogue, RuleSpec
+from migrator.core.findings import Finding, Fix, Safety, Span
+from migrator.core.lines import split_lines
+from migrator.scan.positions import node_ranges
+from migrator.scan.walk import walk
+from migrator.scan.resolve import dotted_name, import_bindings, imported_modules, module_bindings
+from migrator.scan.values import ModuleValues, Parents, ScopeValues, cuda_branch, is_cuda_test
+from migrator.scan.values import string_value as _string_value
 
 __all__ = ["RuleIndex", "Candidate", "scan_python", "scan_text", "ParseFailure", "mark_blocked"]
 
@@ -172,8 +172,8 @@ class RuleIndex:
         key = (pattern, rule.id)
         compiled = self._patterns.get(key)
         if compiled is None:
-            from .patterns import TimedPattern
-            from .resources import rules_dir
+            from migrator.scan.patterns import TimedPattern
+            from migrator.core.resources import rules_dir
 
             trusted = rules_dir().resolve() in rule.path.resolve().parents
             compiled = re.compile(pattern) if trusted else TimedPattern(pattern, rule.id)
@@ -913,7 +913,7 @@ def mark_blocked(findings: list[Finding]) -> list[Finding]:
     """In a file with a blocker, no finding is fixable: `fix` leaves the file whole (see coupling.blocks)."""
     from dataclasses import replace
 
-    from .coupling import blocks
+    from migrator.scan.coupling import blocks
 
     blocker = next((f for f in findings if blocks(f, f.fix is not None and f.fix.available)), None)
     if blocker is None:

@@ -7,7 +7,7 @@ from itertools import groupby
 from typing import Any, Sequence
 from xml.etree import ElementTree as ET
 
-from ..findings import Finding
+from migrator.core.findings import Finding
 
 # XML 1.0 allows no other control characters, not even escaped: they become visible escapes.
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")

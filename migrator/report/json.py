@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any, Sequence
 
-from ..findings import Finding
+from migrator.core.findings import Finding
 
 
 def render_json(findings: Sequence[Finding], stats: dict[str, Any] | None = None) -> str:

@@ -1,0 +1,106 @@
+"""The package's layers: folders that import only downwards, and no import cycles.
+
+    core (Finding, Fix, options, catalogue, files)  <  sources, deploy  <  scan  <  fix, report
+    <  api, settings  <  testing, docgen  <  cli  <  the package root (the public facade)
+
+Every import counts, also one inside a function or under TYPE_CHECKING: a lazy import still
+ties the modules together.
+"""
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "migrator"
+RANK = {"core": 0, "sources": 1, "deploy": 1, "scan": 2, "fix": 3, "report": 3, "api": 4, "settings": 4,
+        "testing": 5, "docgen": 5, "cli": 6, "__main__": 7, "": 8}
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = ["migrator", *path.relative_to(PACKAGE).with_suffix("").parts]
+        if parts[-1] == "__init__":
+            parts.pop()
+        out[".".join(parts)] = path
+    return out
+
+
+def _imports() -> dict[str, set[str]]:
+    modules = _modules()
+    graph = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")[:len(package.split(".")) - node.level + 1]
+                    target = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    target = node.module or ""
+                candidates = [target] + [f"{target}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                candidates = [a.name for a in node.names]
+            else:
+                continue
+            found.update(c for c in candidates if c in modules and c != name)
+        graph[name] = found
+    return graph
+
+
+def _layer(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def test_every_module_belongs_to_a_layer():
+    assert {_layer(m) for m in _modules()} <= set(RANK), {_layer(m) for m in _modules()} - set(RANK)
+    for folder in ("core", "sources", "scan", "fix", "report", "deploy"):
+        assert (PACKAGE / folder / "__init__.py").is_file(), folder
+
+
+def test_no_module_imports_a_layer_above_its_own():
+    upward = [(a, b) for a, targets in _imports().items() for b in targets
+              if _layer(a) != _layer(b) and RANK[_layer(b)] >= RANK[_layer(a)]]
+    assert upward == []
+
+
+def test_fix_and_report_do_not_import_each_other_and_report_reads_no_scan_or_fix():
+    graph = _imports()
+    for module, targets in graph.items():
+        if _layer(module) == "report":
+            assert not {_layer(t) for t in targets} & {"scan", "fix", "sources"}, (module, targets)
+        if _layer(module) == "fix":
+            assert "report" not in {_layer(t) for t in targets}, (module, targets)
+
+
+def test_there_are_no_import_cycles():
+    graph = _imports()
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles = []
+
+    def visit(v: str) -> None:  # Tarjan's strongly connected components
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    assert cycles == []
