@@ -516,7 +516,7 @@ def _fix_source(data: bytes | str, raw: bytes, path: str, kind: str, options: Sc
         # imports are dropped only from scripts, which nothing imports.
         script = re.search(r"""__name__\s*==\s*['"]__main__['"]""", text) is not None
         return fix_python(text, scan, options.target, unsafe=unsafe, only=only, partial=partial,
-                          prune_imports=script and not path.endswith("__init__.py"))
+                          prune_imports=script and not path.endswith("__init__.py"), torch_version=options.torch_version)
     if kind == "notebook":
         return _fix_notebook(text, path, index, options, unsafe, is_test, only, partial)
     lines = split_lines(text)
@@ -578,7 +578,8 @@ def _fix_notebook(text: str, path: str, index: "RuleIndex", options: ScanOptions
         current = {cell: python_comment_lines(lines) for cell, lines in current.items()}
         return apply_suppressions(found, lambda cell: current.get(cell, []), path=path)
 
-    outcome = fix_python(joined.source, scan, options.target, unsafe=unsafe, only=only, partial=partial)
+    outcome = fix_python(joined.source, scan, options.target, unsafe=unsafe, only=only, partial=partial,
+                         torch_version=options.torch_version)
     outcome.manual.extend((p, "cell left unchanged: it was not scanned") for p in problems)
     if outcome.failed:
         outcome.source = text

@@ -102,7 +102,7 @@ def _scan_options(settings, target, select, ignore, exclude, extend_exclude, job
         root=settings.root, extend_rules=settings.extend_rules, report_unused_noqa=unused_noqa,
         jobs=jobs or (os.cpu_count() or 1), cache_dir=cache, progress=progress, test_files=settings.test_files,
         force_exclude=settings.force_exclude if force_exclude is None else force_exclude,
-        max_file_size=settings.max_file_size,
+        max_file_size=settings.max_file_size, torch_version=settings.torch_version,
     )
 
 

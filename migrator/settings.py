@@ -16,6 +16,7 @@ the table wins (no cascade). Precedence: command-line flags, then the file, then
     test-files = "lower"              # scan (default: marked as tests) | lower (one severity down) | exclude
     force-exclude = true              # apply the excludes to files named on the command line too
     max-file-size = 5242880           # bytes; larger files get one NRN000 finding instead of a scan
+    torch-version = "2.9"             # the PyTorch the project runs: fixes needing a newer one are left
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ class Settings:
     test_files: str = "scan"
     force_exclude: bool = False
     max_file_size: int = 5 * 1024 * 1024
+    torch_version: str | None = None
     source: Path | None = None
     root: Path | None = None
 
@@ -194,6 +196,10 @@ def load_settings(config: Path | None = None, start: Path | None = None) -> Sett
             if type(value) is not int or value < 1:
                 raise SettingsError(f"{path}: key 'max-file-size': expected a positive number of bytes, got {value!r}")
             out["max_file_size"] = value
+        elif key == "torch-version":
+            if not (isinstance(value, str) and re.fullmatch(r"\d+\.\d+(\.\d+)?", value)):
+                raise SettingsError(f"{path}: key 'torch-version': expected a version such as \"2.9\", got {value!r}")
+            out["torch_version"] = value
         elif key == "test-files":
             if value not in ("scan", "lower", "exclude"):
                 raise SettingsError(f"{path}: key 'test-files': '{value}' is not one of scan, lower, exclude")
@@ -210,6 +216,6 @@ def load_settings(config: Path | None = None, start: Path | None = None) -> Sett
             out["extend_rules"] = folders
         else:
             known = ("target, select, ignore, per-file-ignores, exclude, extend-exclude, fail-on, unsafe-fixes, "
-                     "extend-rules, test-files, force-exclude, max-file-size")
+                     "extend-rules, test-files, force-exclude, max-file-size, torch-version")
             raise SettingsError(f"{path}: unknown key '{key}' in [tool.neuron-migrator] (known: {known})")
     return Settings(**out)

@@ -283,18 +283,25 @@ def test_notebook_pip_magics_are_scanned_and_fixed_as_shell(cli, tmp_path):
     assert json.loads(path.read_text())["cells"][0]["source"] == "%pip install torch==2.4.0\n!if command -v neuron-ls >/dev/null 2>&1; then neuron-ls; else nvidia-smi; fi\nimport torch\n"
 
 
-def test_event_fix_needs_a_pytorch_with_torch_event(monkeypatch):
-    from migrator import fixer
+def test_event_fix_needs_the_projects_pytorch_to_have_torch_event(cli, tmp_path):
     from migrator.api import ScanOptions, fix_source
 
     source = "import torch\nstart = torch.cuda.Event(enable_timing=True)\n"
-    monkeypatch.setattr(fixer, "_torch_version", lambda: (2, 4))
-    outcome = fix_source(source, "e.py", "python", ScanOptions(), False)
+    outcome = fix_source(source, "e.py", "python", ScanOptions(torch_version="2.4"), False)
     assert outcome.source == source
     # The event has no rewrite here, so the file keeps a CUDA-only call and is left whole.
-    assert [why for f, why in outcome.manual if f.rule_id == "NRN208"] == ["blocks this file: needs PyTorch >= 2.9; the running PyTorch is 2.4"]
-    monkeypatch.setattr(fixer, "_torch_version", lambda: (2, 13))
-    assert "torch.Event(enable_timing=True)" in fix_source(source, "e.py", "python", ScanOptions(), False).source
+    assert [why for f, why in outcome.manual if f.rule_id == "NRN208"] == [
+        "blocks this file: needs PyTorch >= 2.9; the project runs PyTorch 2.4 (torch-version setting)"]
+    for version in ("2.13", None):
+        assert "torch.Event(enable_timing=True)" in fix_source(source, "e.py", "python", ScanOptions(torch_version=version)).source
+    # The project's own setting decides, not the PyTorch installed beside the tool (2.13 here).
+    (tmp_path / "pyproject.toml").write_text('[tool.neuron-migrator]\ntorch-version = "2.4"\n')
+    (tmp_path / "e.py").write_text(source)
+    proc = cli("fix", "e.py", "--write", cwd=tmp_path)
+    assert (tmp_path / "e.py").read_text() == source and "the project runs PyTorch 2.4" in proc.stderr
+    (tmp_path / "pyproject.toml").write_text('[tool.neuron-migrator]\ntorch-version = "two"\n')
+    bad = cli("fix", "e.py", cwd=tmp_path, check=2)
+    assert "torch-version" in bad.stderr
 
 
 def test_replaced_cuda_imports_are_dropped_only_from_scripts(tmp_path):

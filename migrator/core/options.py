@@ -29,6 +29,9 @@ class ScanOptions:
             user cache folder, see `cache.user_cache_dir`).
         max_file_size: files larger than this many bytes are not read (one NRN000 finding
             instead); parsing costs about 500 bytes of memory per byte of Python source.
+        torch_version: the PyTorch version the project runs (`"2.9"`; the `torch-version`
+            setting). A fix that needs a newer one (`requires_torch` in its target) is left for
+            a person; None: no limit beyond the target's own minimum (rules/targets.yaml).
         fix_edits: give each fixable finding its fix as edits (`Fix.edits`; JSON and SARIF
             carry them). Costs one in-memory `fix` of each file that has fixable findings.
         progress: callback(done, total) after each file, for progress bars.
@@ -47,5 +50,6 @@ class ScanOptions:
     force_exclude: bool = False
     max_file_size: int = 5 * 1024 * 1024  # the largest .py file in PyTorch 2.13 is 1.3 MiB
     test_files: str = "scan"
+    torch_version: str | None = None
     fix_edits: bool = False
     progress: Callable[[int, int], None] | None = field(default=None, compare=False, repr=False)

@@ -34,37 +34,33 @@ class FixUnavailable(ValueError):
     """This instance of a rule has no automatic fix (the reason is the message)."""
 
 
-def _torch_version() -> tuple[int, ...] | None:
-    """The installed PyTorch's (major, minor), read from package metadata without importing it."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        found = re.match(r"(\d+)\.(\d+)", version("torch"))
-    except PackageNotFoundError:
-        return None
+def _version(text: str | None) -> tuple[int, ...] | None:
+    """(major, minor) of a version string such as `2.9` or `2.13.0`, else None."""
+    found = re.match(r"(\d+)\.(\d+)", text or "")
     return (int(found.group(1)), int(found.group(2))) if found else None
 
 
-def _check_torch(entry: dict[str, Any]) -> None:
-    """Raise FixUnavailable when the fix needs a newer PyTorch than the one installed here.
-
-    With no PyTorch installed the fix applies: the target's own minimum is in its summary.
-    """
+def _check_torch(entry: dict[str, Any], have: tuple[int, ...] | None) -> None:
+    """Raise FixUnavailable when the fix needs a newer PyTorch than the project's (`have`, from
+    the `torch-version` setting). With no version configured the fix applies: the target's own
+    minimum is in its summary. The PyTorch installed beside this tool says nothing about the
+    project's."""
     needed = entry.get("requires_torch")
-    if not needed:
+    if not needed or have is None:
         return
-    have = _torch_version()
     want = tuple(int(x) for x in str(needed).split("."))
-    if have is not None and have < want:
-        raise FixUnavailable(f"needs PyTorch >= {needed}; the running PyTorch is {'.'.join(map(str, have))}")
+    if have < want:
+        raise FixUnavailable(f"needs PyTorch >= {needed}; the project runs PyTorch {'.'.join(map(str, have))} "
+                             "(torch-version setting)")
 
 
 class _Renderer:
     """Turns one candidate into (node to replace, replacement, imports) for a target."""
 
-    def __init__(self, module: cst.Module, target: str, constant_name: str) -> None:
+    def __init__(self, module: cst.Module, target: str, constant_name: str, torch_version: str | None = None) -> None:
         self.module = module
         self.target = target
+        self.torch = _version(torch_version)
         self.spec = load_targets()[target]
         self.constant_name = constant_name
         self.helper_names = _helper_names(module, self.spec.get("helpers", []))
@@ -155,7 +151,7 @@ class _Renderer:
             return call, self._cuda_method(call), self.imports_for("torch." if self.target == "portable" else "", entry) + (
                 ["torch_xla"] if self.target == "xla" else [])
         if kind == "template":
-            _check_torch(entry)
+            _check_torch(entry, self.torch)
             name = cand.values.get("name", "")
             template = entry.get("by_name", {}).get(name, entry.get("expr"))
             if template is None:
@@ -531,7 +527,8 @@ Scanner = Callable[[cst.Module], list[Finding]]
 
 
 def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False,
-               only: tuple[str, int, int] | None = None, prune_imports: bool = True, partial: bool = False) -> FixOutcome:
+               only: tuple[str, int, int] | None = None, prune_imports: bool = True, partial: bool = False,
+               torch_version: str | None = None) -> FixOutcome:
     """Apply every allowed fix to `source` (Python text) for `target`.
 
     Args:
@@ -542,6 +539,8 @@ def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False,
         only: (rule_id, line, column): apply just the finding that starts there (first pass).
         prune_imports: drop a CUDA import once a fix replaced its last use (the caller turns it
             off for modules other code may import the name from).
+        torch_version: the project's PyTorch (`ScanOptions.torch_version`); fixes needing a newer
+            one are left for a person.
         partial: rewrite even when a CUDA-only call with no automatic rewrite stays (a blocker).
             By default such a file is left unchanged: a half-migrated program still needs CUDA,
             and its coupled parts are easier to change by hand together.
@@ -562,7 +561,7 @@ def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False,
         if initial is None:
             initial = findings
         name = _constant_name(module, constant["code"]) if constant else "DEVICE"
-        renderer = _Renderer(module, target, name) if target in ("portable", "neuron", "xla") else None
+        renderer = _Renderer(module, target, name, torch_version) if target in ("portable", "neuron", "xla") else None
         replacements: dict[int, cst.CSTNode] = {}
         owners: dict[int, list[Finding]] = {}
         imports: list[str] = []

@@ -73,7 +73,7 @@ class ResultCache:
         key = hashlib.sha256("\0".join([
             str(FORMAT), __version__, _code_digest(), root, _catalogue_digest(catalogue), options.target, ",".join(options.select),
             ",".join(options.ignore), str(options.report_unused_noqa), str(options.max_file_size),
-            str(options.fix_edits),
+            str(options.fix_edits), str(options.torch_version),
         ]).encode()).hexdigest()
         base = Path(folder) if folder is not None else user_cache_dir() / "scan"
         file = base / f"scan-{key[:32]}.json"
