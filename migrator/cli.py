@@ -29,12 +29,13 @@ from typing import List, Optional
 
 import typer
 
+from migrator.core.catalogue import TARGETS
+from migrator.core.findings import FAIL_ON
 from migrator.core.version import __version__
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, help="Move CUDA PyTorch code to AWS Trainium/Inferentia.")
 
 TARGET_HELP = "Migration target: portable (torch.accelerator), neuron (TorchNeuron, Trn2/Trn3), xla (legacy, Trn1/Inf2), inf1."
-TARGETS = ("portable", "neuron", "xla", "inf1")
 
 
 def _fail(message: str) -> "typer.Exit":
@@ -158,7 +159,7 @@ def scan(
     if fmt not in REPORTERS:
         raise _fail(f"--format: '{fmt}' is not one of {', '.join(REPORTERS)}")
     fail_on = fail_on or settings.fail_on
-    if fail_on not in ("error", "warning", "info", "never"):
+    if fail_on not in FAIL_ON:
         raise _fail(f"--fail-on: '{fail_on}' is not one of error, warning, info, never")
     progress, update = _progress_bar()
     options = _scan_options(settings, target, select, ignore, exclude, extend_exclude, jobs, unused_noqa, no_cache, cache_dir,
@@ -269,8 +270,7 @@ def _fix_column(rule) -> str:
 def _where(finding) -> str:
     from migrator.core.lines import printable
 
-    cell = f"cell {finding.cell}:" if finding.cell else ""
-    return f"{printable(finding.path)}:{cell}{finding.span.line}:{finding.span.column}"
+    return printable(finding.location)
 
 
 def _fix_report(results, write: bool) -> None:

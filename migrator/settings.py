@@ -32,11 +32,10 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
+from migrator.core.catalogue import TARGETS
+from migrator.core.findings import FAIL_ON
+
 __all__ = ["Settings", "SettingsError", "load_settings", "find_config"]
-
-TARGETS = ("portable", "neuron", "xla", "inf1")
-FAIL_ON = ("error", "warning", "info", "never")
-
 
 class SettingsError(ValueError):
     """A bad configuration; the message names the file and the key."""

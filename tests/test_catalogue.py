@@ -121,3 +121,11 @@ def test_tool_findings_are_catalogue_rules_with_docs(cli, tmp_path):
     for rule_id in results:
         rule = catalogue.by_id(rule_id)
         assert rules[rule_id]["name"] == rule.name and rules[rule_id]["helpUri"] == rule.docs["references"][0]
+
+
+def test_targets_exist_once_and_match_the_fix_expressions():
+    from migrator import cli, settings
+    from migrator.core.catalogue import TARGETS, load_targets
+
+    assert tuple(load_targets()) == TARGETS
+    assert cli.TARGETS is TARGETS and settings.TARGETS is TARGETS  # imported, not copied

@@ -11,7 +11,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Severity", "Safety", "Span", "Edit", "Fix", "Finding", "CATEGORIES"]
+__all__ = ["Severity", "Safety", "Span", "Edit", "Fix", "Finding", "CATEGORIES", "FAIL_ON"]
 
 # Category slugs by the hundreds digit of a rule id (architecture.md, "Names").
 CATEGORIES: dict[int, str] = {
@@ -37,7 +37,18 @@ class Severity(str, enum.Enum):
 
     @property
     def rank(self) -> int:
-        return {"info": 0, "warning": 1, "error": 2}[self.value]
+        """0 for info, 1 for warning, 2 for error (the declaration order)."""
+        return _ORDER.index(self)
+
+    @classmethod
+    def highest_first(cls) -> tuple["Severity", ...]:
+        """error, warning, info: the order reports list them in."""
+        return tuple(reversed(_ORDER))
+
+
+_ORDER = tuple(Severity)
+# `--fail-on` / `fail-on`: a severity, or never.
+FAIL_ON = tuple(s.value for s in reversed(_ORDER)) + ("never",)
 
 
 class Safety(str, enum.Enum):
@@ -132,6 +143,13 @@ class Finding:
     # The libcst node and fix plan stay out of equality, repr and JSON (Fixit's LintViolation).
     node: Any = field(default=None, compare=False, repr=False, hash=False)
     plan: Any = field(default=None, compare=False, repr=False, hash=False)
+
+    @property
+    def location(self) -> str:
+        """`path:line:column`, with `cell N:` before the line in a notebook (raw: escape the
+        path before it reaches a terminal, see `lines.printable`)."""
+        cell = f"cell {self.cell}:" if self.cell else ""
+        return f"{self.path}:{cell}{self.span.line}:{self.span.column}"
 
     @property
     def fixable(self) -> bool:

@@ -64,9 +64,40 @@ def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def replace_file(path: Path, data: bytes) -> None:
-    """Write an output file of ours (a baseline) atomically. A symbolic link at `path` is
-    replaced, never followed (a repository may commit one pointing at the user's files).
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def write_temp(folder: Path, data: bytes, *, mode: int | None = None, sync: bool = False) -> Path:
+    """Write `data` to a new temporary file in `folder`, ready to be renamed over a target
+    there (the one way every output of the tool is written: fix, baselines, caches, configs).
+
+    The name is short (`.nrn-XXXX.tmp`), so a target with a 255-byte name still has room; the
+    file is created exclusively (never through a planted link). `mode` defaults to what a new
+    file gets under the umask; `sync` flushes it to disk first.
+
+    Raises:
+        OSError: the folder is not writable (no temporary file is left).
+    """
+    fd, tmp = tempfile.mkstemp(prefix=".nrn-", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            if sync:
+                handle.flush()
+                os.fsync(handle.fileno())
+        os.chmod(tmp, 0o666 & ~_umask() if mode is None else mode)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    return Path(tmp)
+
+
+def replace_file(path: Path, data: bytes, mode: int = 0o644) -> None:
+    """Write an output file of ours (a baseline, a cache) atomically. A symbolic link at `path`
+    is replaced, never followed (a repository may commit one pointing at the user's files).
 
     Raises:
         WriteRefused: `path` is a folder or another non-regular file.
@@ -75,15 +106,11 @@ def replace_file(path: Path, data: bytes) -> None:
     path = Path(path)
     if os.path.lexists(path) and not path.is_symlink() and not path.is_file():
         raise WriteRefused(f"{path}: not a regular file; not written")
-    fd, tmp = tempfile.mkstemp(prefix=".nrn-", suffix=".tmp", dir=path.parent)
+    tmp = write_temp(path.parent, data, mode=mode)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        tmp.unlink(missing_ok=True)
         raise
 
 
@@ -125,13 +152,8 @@ def atomic_write(path: Path, data: bytes, expected_digest: str | None = None,
     target = Path(real)
     if expected_digest is not None and digest(target.read_bytes()) != expected_digest:
         raise ChangedOnDisk(f"{path}: changed on disk since it was read; not written")
-    # A short name: `.{name}.tmp` would pass the 255-byte limit for long file names.
-    fd, tmp = tempfile.mkstemp(prefix=".nrn-", suffix=".tmp", dir=target.parent)
+    tmp = write_temp(target.parent, data, mode=0o600, sync=True)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
         mine = os.stat(tmp)
         if (mine.st_uid, mine.st_gid) != (info.st_uid, info.st_gid):
             try:
@@ -142,6 +164,5 @@ def atomic_write(path: Path, data: bytes, expected_digest: str | None = None,
         os.chmod(tmp, info.st_mode & 0o7777)
         os.replace(tmp, target)
     except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        tmp.unlink(missing_ok=True)
         raise

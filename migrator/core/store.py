@@ -14,11 +14,10 @@ import hmac
 import json
 import os
 import secrets
-import tempfile
 from pathlib import Path
 from typing import Any
 
-from migrator.core.fsutil import replace_file
+from migrator.core.fsutil import replace_file, write_temp
 
 __all__ = ["user_cache_dir", "signed_dump", "signed_load"]
 
@@ -50,10 +49,7 @@ def _secret() -> bytes:
     key = secrets.token_bytes(32)
     try:
         _prepare(folder)
-        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(key)
-        os.chmod(tmp, 0o600)
+        tmp = write_temp(folder, key, mode=0o600)
         try:
             os.link(tmp, path)  # first writer wins; a concurrent run reads the winner's key
         except FileExistsError:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import base64
 import errno
-import json
 import os
 import re
 import secrets
@@ -28,11 +27,11 @@ from typing import Any
 
 import yaml
 
+from migrator.core.fsutil import write_temp
 from migrator.core.yamldata import load_strict
-from migrator.deploy.checks import check_launch_template_data
 from migrator.deploy.render import render_template
 
-__all__ = ["LaunchSpec", "SpecError", "GenerateResult", "generate_launch_template", "load_instances", "plan_launch_template"]
+__all__ = ["LaunchSpec", "SpecError", "GenerateResult", "load_instances", "plan_launch_template"]
 
 # Ubuntu 24.04 Neuron DLAMIs; the TorchNeuron (2.33) DLAMI's SSM path is not published in our
 # sources, and XLA torch-neuronx left the DLAMIs in 2.32, so both targets start from the Base
@@ -433,15 +432,7 @@ def _make_folders(output: Path) -> list[Path]:
 
 def _write_temp(output: Path, name: str, text: str) -> Path:
     """Write `text` to a new hidden file beside its target (same folder: the rename is atomic)."""
-    temp = output / f".{name}.{secrets.token_hex(6)}.nrn-tmp"
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o666)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(text.encode("utf-8"))
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
-    return temp
+    return write_temp((output / name).parent, text.encode("utf-8"))
 
 
 def _keep_copy(target: Path) -> Path:

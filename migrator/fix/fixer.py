@@ -561,7 +561,8 @@ def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False,
         if initial is None:
             initial = findings
         name = _constant_name(module, constant["code"]) if constant else "DEVICE"
-        renderer = _Renderer(module, target, name, torch_version) if target in ("portable", "neuron", "xla") else None
+        # A target without fix expressions (inf1) is scan-only.
+        renderer = _Renderer(module, target, name, torch_version) if load_targets().get(target, {}).get("device") else None
         replacements: dict[int, cst.CSTNode] = {}
         owners: dict[int, list[Finding]] = {}
         imports: list[str] = []

@@ -25,9 +25,8 @@ def render_junit(findings: Sequence[Finding], stats: dict[str, Any] | None = Non
     for path, group in groupby(findings, key=lambda f: f.path):
         case = ET.SubElement(suite, "testcase", name=_xml(path), classname="neuron-migrator")
         for f in group:
-            where = f"{path}:{'cell ' + str(f.cell) + ':' if f.cell else ''}{f.span.line}:{f.span.column}"
             failure = ET.SubElement(case, "failure", type=f.rule_id, message=_xml(f"{f.rule_id} {f.message}"))
-            failure.text = _xml(f"{where} {f.rule_id} {f.message} ({f.severity.value})")
+            failure.text = _xml(f"{f.location} {f.rule_id} {f.message} ({f.severity.value})")
     suites = ET.Element("testsuites")
     suites.append(suite)
     return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"

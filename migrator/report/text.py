@@ -6,13 +6,12 @@ from collections import Counter
 from itertools import groupby
 from typing import Any, Sequence
 
-from migrator.core.findings import Finding
+from migrator.core.findings import Finding, Severity
 from migrator.core.lines import printable
 
 
 def _location(f: Finding) -> str:
-    cell = f"cell {f.cell}:" if f.cell else ""
-    return f"{printable(f.path)}:{cell}{f.span.line}:{f.span.column}"
+    return printable(f.location)
 
 
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
@@ -45,7 +44,7 @@ def render_text(findings: Sequence[Finding], stats: dict[str, Any] | None = None
     by_severity = Counter(f.severity.value for f in findings)
     fixable = sum(1 for f in findings if f.fixable and f.fix.safety.value == "safe")
     unsafe = sum(1 for f in findings if f.fixable and f.fix.safety.value == "unsafe")
-    parts = ", ".join(f"{by_severity[s]} {s}" for s in ("error", "warning", "info") if by_severity[s])
+    parts = ", ".join(f"{by_severity[s]} {s}" for s in (v.value for v in Severity.highest_first()) if by_severity[s])
     summary = f"Found {len(findings)} finding{'s' if len(findings) != 1 else ''}"
     if parts:
         summary += f" ({parts})"

@@ -15,7 +15,7 @@ import re
 from typing import Callable, Sequence
 
 from migrator.core.catalogue import tool_finding
-from migrator.core.findings import Finding, Severity, Span
+from migrator.core.findings import Finding, Span
 
 __all__ = ["apply_suppressions", "python_comment_lines"]
 
