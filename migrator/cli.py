@@ -59,11 +59,13 @@ def _main(version: bool = typer.Option(False, "--version", callback=_version, is
     """Scan, fix and deploy PyTorch code for AWS Neuron."""
 
 
-def _settings(config: Optional[Path]):
+def _settings(config: Optional[Path], paths=()):
+    """Settings from `--config`, else from the nearest pyproject.toml up from the first path
+    given (the working directory when none), as ruff finds its configuration."""
     from .settings import SettingsError, load_settings
 
     try:
-        return load_settings(config)
+        return load_settings(config, start=Path(paths[0]) if paths else None)
     except SettingsError as exc:
         raise _fail(str(exc)) from None
 
@@ -153,7 +155,7 @@ def scan(
     from .findings import Severity
     from .reporters import REPORTERS
 
-    settings = _settings(config)
+    settings = _settings(config, paths)
     if fmt not in REPORTERS:
         raise _fail(f"--format: '{fmt}' is not one of {', '.join(REPORTERS)}")
     fail_on = fail_on or settings.fail_on
@@ -198,7 +200,7 @@ def baseline_create(
     from .baseline import write_baseline
     from .catalogue import RuleError
 
-    settings = _settings(config)
+    settings = _settings(config, paths)
     options = _scan_options(settings, target, [], [], [], [], 0, False, True, None)
     try:
         report = scan_paths(paths, options)
@@ -225,7 +227,7 @@ def fix(
     """Rewrite what can be rewritten safely; print a diff unless --write."""
     from .api import fix_paths
 
-    settings = _settings(config)
+    settings = _settings(config, paths)
     options = _scan_options(settings, target, [], [], exclude, [], 1, False, True, None, force_exclude=force_exclude)
     unsafe = settings.unsafe_fixes if unsafe_fixes is None else unsafe_fixes
     try:
