@@ -150,7 +150,7 @@ def scan(
 ) -> None:
     """Report migration blockers in PATHS."""
     from .api import scan_paths
-    from .baseline import BaselineError, filter_new, read_baseline
+    from .baseline import BaselineError, filter_new, project_root, read_baseline
     from .catalogue import RuleError
     from .findings import Severity
     from .reporters import REPORTERS
@@ -172,7 +172,8 @@ def scan(
     finally:
         if progress is not None:
             progress.stop()
-    findings = filter_new(report.findings, known) if known is not None else report.findings
+    findings = (filter_new(report.findings, known, root=project_root(paths, settings.root)) if known is not None
+                else report.findings)
     color = fmt == "text" and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     stats = {"files": report.files, "lines": report.lines, "seconds": report.seconds, "statistics": statistics,
              "target": options.target, "extend_rules": options.extend_rules, "color": color,
@@ -197,7 +198,7 @@ def baseline_create(
 ) -> None:
     """Write a baseline of the current findings (use it with `scan --baseline FILE`)."""
     from .api import scan_paths
-    from .baseline import write_baseline
+    from .baseline import project_root, write_baseline
     from .catalogue import RuleError
 
     settings = _settings(config, paths)
@@ -207,7 +208,7 @@ def baseline_create(
     except (FileNotFoundError, RuleError) as exc:
         raise _fail(str(exc)) from None
     try:
-        count = write_baseline(report.findings, output)
+        count = write_baseline(report.findings, output, root=project_root(paths, settings.root))
     except OSError as exc:
         raise _fail(f"--output: {exc}") from None
     typer.echo(f"wrote {output}: {count} findings recorded")

@@ -55,3 +55,32 @@ def test_fix_and_baseline_read_the_configuration_of_the_given_path(cli, tmp_path
     out = cli("baseline", "create", proj / "src", "-o", elsewhere / "b.json", cwd=elsewhere, check=0).stdout
     assert "1 findings recorded" in out
     assert [e["rule_id"] for e in json.loads((elsewhere / "b.json").read_text())["findings"]] == ["NRN101"]
+
+
+# -- 2. baselines hold paths relative to the project root ---------------------------------------
+@pytest.mark.parametrize("table", [None, ""], ids=["no-configuration", "configuration"])
+def test_a_baseline_matches_from_another_working_directory_and_another_checkout(cli, tmp_path, table):
+    proj = project(tmp_path / "proj", table or "")
+    if table is None:
+        (proj / "pyproject.toml").unlink()  # the root is then the common folder of the paths
+    cli("baseline", "create", "src", "-o", "base.json", cwd=proj, check=0)
+    entries = json.loads((proj / "base.json").read_text())["findings"]
+    assert {e["path"] for e in entries} == {"src/train.py" if table is not None else "train.py"}
+    # The same project, checked out somewhere else and scanned from a third folder.
+    moved = tmp_path / "elsewhere" / "checkout"
+    shutil.copytree(proj, moved)
+    (tmp_path / "cwd").mkdir()
+    proc = cli("scan", moved / "src", "--baseline", moved / "base.json", cwd=tmp_path / "cwd", check=0)
+    assert "Found 0 findings" in proc.stdout and f"{len(entries)} more in the baseline" in proc.stdout
+    (moved / "src" / "train.py").write_text(CODE + "z = w.cuda()\n")  # a new finding still fails
+    assert "Found 1 finding" in cli("scan", moved / "src", "--baseline", moved / "base.json", cwd=moved, check=1).stdout
+
+
+def test_a_format_1_baseline_with_paths_as_given_still_works(cli, tmp_path):
+    proj = project(tmp_path / "proj")
+    found = json.loads(cli("scan", "src", "--format", "json", cwd=proj, check=1).stdout)
+    old = {"format": 1, "tool": "neuron-migrator 0.1.0",
+           "findings": [{"fingerprint": f["fingerprint"], "rule_id": f["rule_id"], "path": f["path"]} for f in found]}
+    (proj / "old.json").write_text(json.dumps(old))
+    proc = cli("scan", "src", "--baseline", "old.json", cwd=proj, check=0)
+    assert "Found 0 findings" in proc.stdout and f"{len(found)} more in the baseline" in proc.stdout
