@@ -30,10 +30,43 @@ import typer
 
 from . import __version__
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, help="Move CUDA PyTorch code to AWS Trainium/Inferentia.")
+
+def _plain_params(params):
+    """Help shows a flag as a flag and a value by its name (`--target TARGET`, `PATH...`):
+    Typer 0.2x would print Python types there (`<str>`, `<list[Path]>`, `<bool>`)."""
+    for param in params:
+        if getattr(param, "is_flag", False):
+            param.metavar = ""
+        elif param.metavar is None:
+            longest = max(param.opts, key=len).lstrip("-")
+            param.metavar = longest.upper().replace("-", "_")
+        if param.param_type_name == "argument":
+            param.display_type_rich = lambda ctx: None  # the name column already shows the metavar
+    return params
+
+
+class _Command(typer.core.TyperCommand):
+    def get_params(self, ctx):
+        return _plain_params(super().get_params(ctx))
+
+
+class _Group(typer.core.TyperGroup):
+    def get_params(self, ctx):
+        return _plain_params(super().get_params(ctx))
+
+
+app = typer.Typer(cls=_Group, add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="Move CUDA PyTorch code to AWS Trainium/Inferentia.")
 
 TARGET_HELP = "Migration target: portable (torch.accelerator), neuron (TorchNeuron, Trn2/Trn3), xla (legacy, Trn1/Inf2), inf1."
 TARGETS = ("portable", "neuron", "xla", "inf1")
+
+
+def _given(ctx: typer.Context, name: str, value):
+    """`value` when the option was on the command line, else None: the configuration (or the
+    spec file) decides, and the default shown in --help applies only when neither does."""
+    source = ctx.get_parameter_source(name)
+    return None if source is None or source.name in ("DEFAULT", "DEFAULT_MAP") else value
 
 
 def _fail(message: str) -> "typer.Exit":
@@ -125,28 +158,31 @@ def _progress_bar():
     return progress, update
 
 
-CONFIG_HELP = "pyproject.toml to read [tool.neuron-migrator] from (default: the nearest one up from here)."
+CONFIG_HELP = "pyproject.toml whose tool.neuron-migrator table to use, instead of searching up from the first PATH."
+CONFIG_DEFAULT = "the nearest one with the table"
+CACHE_DEFAULT = "the user cache folder"
 
 
-@app.command()
+@app.command(cls=_Command)
 def scan(
-    paths: List[Path] = typer.Argument(..., help="Files or folders to scan."),
-    target: Optional[str] = typer.Option(None, "--target", "-t", help=TARGET_HELP),
-    fmt: str = typer.Option("text", "--format", "-f", help="text, json, sarif, github or junit."),
-    fail_on: Optional[str] = typer.Option(None, "--fail-on", help="Lowest severity that makes the exit code 1: error (default), warning, info or never."),
-    select: List[str] = typer.Option([], "--select", help="Only rules whose id starts with this (repeatable)."),
-    ignore: List[str] = typer.Option([], "--ignore", help="Skip rules whose id starts with this (repeatable)."),
-    exclude: List[str] = typer.Option([], "--exclude", help="gitignore-style pattern of paths to skip; replaces the configured list (repeatable)."),
-    extend_exclude: List[str] = typer.Option([], "--extend-exclude", help="Pattern to skip in addition (repeatable)."),
-    baseline: Optional[Path] = typer.Option(None, "--baseline", help="Report only findings not recorded in this baseline file."),
+    ctx: typer.Context,
+    paths: List[Path] = typer.Argument(..., metavar="PATH", help="Files or folders to scan."),
+    target: str = typer.Option("portable", "--target", "-t", metavar="TARGET", help=TARGET_HELP),
+    fmt: str = typer.Option("text", "--format", "-f", metavar="FORMAT", help="text, json, sarif, github or junit."),
+    fail_on: str = typer.Option("error", "--fail-on", metavar="LEVEL", help="Lowest severity that makes the exit code 1: error, warning, info or never."),
+    select: List[str] = typer.Option([], "--select", metavar="CODE", help="Only rules whose id starts with this (repeatable)."),
+    ignore: List[str] = typer.Option([], "--ignore", metavar="CODE", help="Skip rules whose id starts with this (repeatable)."),
+    exclude: List[str] = typer.Option([], "--exclude", metavar="PATTERN", help="gitignore-style pattern of paths to skip; replaces the configured list (repeatable)."),
+    extend_exclude: List[str] = typer.Option([], "--extend-exclude", metavar="PATTERN", help="Pattern to skip in addition (repeatable)."),
+    baseline: Optional[Path] = typer.Option(None, "--baseline", metavar="FILE", help="Report only findings not recorded in this baseline file."),
     exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even when findings reach --fail-on."),
     unused_noqa: bool = typer.Option(False, "--report-unused-noqa", help="Report `# noqa` codes that suppress nothing (NRN001)."),
-    jobs: int = typer.Option(0, "--jobs", "-j", help="Worker processes (0 = one per CPU)."),
+    jobs: int = typer.Option(0, "--jobs", "-j", metavar="N", help="Worker processes (0 = one per CPU)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the result cache."),
-    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Result cache folder (default: the user cache folder, e.g. ~/.cache/neuron-migrator)."),
+    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", metavar="DIR", show_default=CACHE_DEFAULT, help="Result cache folder (e.g. ~/.cache/neuron-migrator on Linux)."),
     statistics: bool = typer.Option(False, "--statistics", help="Also print counts per category."),
-    force_exclude: Optional[bool] = typer.Option(None, "--force-exclude/--no-force-exclude", help="Apply the excludes to files named on the command line too (the pre-commit hooks do)."),
-    config: Optional[Path] = typer.Option(None, "--config", help=CONFIG_HELP),
+    force_exclude: bool = typer.Option(False, "--force-exclude/--no-force-exclude", help="Apply the excludes to files named on the command line too (the pre-commit hooks do)."),
+    config: Optional[Path] = typer.Option(None, "--config", metavar="FILE", show_default=CONFIG_DEFAULT, help=CONFIG_HELP),
 ) -> None:
     """Report migration blockers in PATHS."""
     from .api import scan_paths
@@ -155,6 +191,8 @@ def scan(
     from .findings import Severity
     from .reporters import REPORTERS
 
+    target, fail_on, force_exclude = (_given(ctx, n, v) for n, v in (("target", target), ("fail_on", fail_on),
+                                                                     ("force_exclude", force_exclude)))
     settings = _settings(config, paths)
     if fmt not in REPORTERS:
         raise _fail(f"--format: '{fmt}' is not one of {', '.join(REPORTERS)}")
@@ -185,22 +223,24 @@ def scan(
         raise typer.Exit(1)
 
 
-baseline_app = typer.Typer(no_args_is_help=True, help="Record today's findings so that only new ones fail.")
+baseline_app = typer.Typer(cls=_Group, no_args_is_help=True, help="Record today's findings so that only new ones fail.")
 app.add_typer(baseline_app, name="baseline")
 
 
-@baseline_app.command("create")
+@baseline_app.command("create", cls=_Command)
 def baseline_create(
-    paths: List[Path] = typer.Argument(..., help="Files or folders to scan."),
-    output: Path = typer.Option(Path(".neuron-migrator-baseline.json"), "--output", "-o", help="Baseline file to write."),
-    target: Optional[str] = typer.Option(None, "--target", "-t", help=TARGET_HELP),
-    config: Optional[Path] = typer.Option(None, "--config", help=CONFIG_HELP),
+    ctx: typer.Context,
+    paths: List[Path] = typer.Argument(..., metavar="PATH", help="Files or folders to scan."),
+    output: Path = typer.Option(Path(".neuron-migrator-baseline.json"), "--output", "-o", metavar="FILE", help="Baseline file to write."),
+    target: str = typer.Option("portable", "--target", "-t", metavar="TARGET", help=TARGET_HELP),
+    config: Optional[Path] = typer.Option(None, "--config", metavar="FILE", show_default=CONFIG_DEFAULT, help=CONFIG_HELP),
 ) -> None:
     """Write a baseline of the current findings (use it with `scan --baseline FILE`)."""
     from .api import scan_paths
     from .baseline import project_root, write_baseline
     from .catalogue import RuleError
 
+    target = _given(ctx, "target", target)
     settings = _settings(config, paths)
     options = _scan_options(settings, target, [], [], [], [], 0, False, True, None)
     try:
@@ -214,20 +254,23 @@ def baseline_create(
     typer.echo(f"wrote {output}: {count} findings recorded")
 
 
-@app.command()
+@app.command(cls=_Command)
 def fix(
-    paths: List[Path] = typer.Argument(..., help="Files or folders to fix."),
-    target: Optional[str] = typer.Option(None, "--target", "-t", help=TARGET_HELP),
+    ctx: typer.Context,
+    paths: List[Path] = typer.Argument(..., metavar="PATH", help="Files or folders to fix."),
+    target: str = typer.Option("portable", "--target", "-t", metavar="TARGET", help=TARGET_HELP),
     write: bool = typer.Option(False, "--write", help="Write the changes (default: print a unified diff)."),
-    unsafe_fixes: Optional[bool] = typer.Option(None, "--unsafe-fixes/--no-unsafe-fixes", help="Also apply fixes that may change numerics or behaviour."),
+    unsafe_fixes: bool = typer.Option(False, "--unsafe-fixes/--no-unsafe-fixes", help="Also apply fixes that may change numerics or behaviour."),
     partial: bool = typer.Option(False, "--partial", help="Also rewrite files that keep a CUDA-only call with no automatic rewrite (by default such a file is left unchanged, with the blocker named)."),
-    exclude: List[str] = typer.Option([], "--exclude", help="gitignore-style pattern of paths to skip (repeatable)."),
-    force_exclude: Optional[bool] = typer.Option(None, "--force-exclude/--no-force-exclude", help="Apply the excludes to files named on the command line too (the pre-commit hooks do)."),
-    config: Optional[Path] = typer.Option(None, "--config", help=CONFIG_HELP),
+    exclude: List[str] = typer.Option([], "--exclude", metavar="PATTERN", help="gitignore-style pattern of paths to skip (repeatable)."),
+    force_exclude: bool = typer.Option(False, "--force-exclude/--no-force-exclude", help="Apply the excludes to files named on the command line too (the pre-commit hooks do)."),
+    config: Optional[Path] = typer.Option(None, "--config", metavar="FILE", show_default=CONFIG_DEFAULT, help=CONFIG_HELP),
 ) -> None:
     """Rewrite what can be rewritten safely; print a diff unless --write."""
     from .api import fix_paths
 
+    target, unsafe_fixes, force_exclude = (_given(ctx, n, v) for n, v in (
+        ("target", target), ("unsafe_fixes", unsafe_fixes), ("force_exclude", force_exclude)))
     settings = _settings(config, paths)
     options = _scan_options(settings, target, [], [], exclude, [], 1, False, True, None, force_exclude=force_exclude)
     unsafe = settings.unsafe_fixes if unsafe_fixes is None else unsafe_fixes
@@ -322,10 +365,10 @@ def _fix_report(results, write: bool) -> None:
     err.print(f"{len(applied)} {verb.lower()}, {len(manual)} left for a person, {len(failed)} failed.", markup=False)
 
 
-@app.command()
+@app.command(cls=_Command)
 def rules(
-    args: Optional[List[str]] = typer.Argument(None, help="NRNxxx to explain one rule, or `test DIR` to check a rule folder's examples."),
-    config: Optional[Path] = typer.Option(None, "--config", help=CONFIG_HELP),
+    args: Optional[List[str]] = typer.Argument(None, metavar="RULE", help="NRNxxx to explain one rule, or `test DIR` to check a rule folder's examples."),
+    config: Optional[Path] = typer.Option(None, "--config", metavar="FILE", show_default=CONFIG_DEFAULT, help="pyproject.toml whose tool.neuron-migrator table to use (extend-rules), instead of searching up from here."),
 ) -> None:
     """List the rule catalogue, explain one rule, or test a folder of team rules."""
     from .catalogue import RuleError, TARGETS as ALL, load_catalogue
@@ -390,8 +433,8 @@ def _rules_test(folder: Path) -> None:
         raise typer.Exit(1)
 
 
-@app.command()
-def instances(fmt: str = typer.Option("text", "--format", "-f", help="text or json.")) -> None:
+@app.command(cls=_Command)
+def instances(fmt: str = typer.Option("text", "--format", "-f", metavar="FORMAT", help="text or json.")) -> None:
     """Print the instance catalog (each fact with its source and confidence)."""
     from .deploy import load_instances
 
@@ -415,37 +458,49 @@ def instances(fmt: str = typer.Option("text", "--format", "-f", help="text or js
         typer.echo("* this fact has its own source and confidence (see --format json)")
 
 
-@app.command()
+# Shown in `generate --help`; tests/test_friction.py checks them against DeploymentSpec's defaults.
+GENERATE_DEFAULTS = {"name": "neuron", "workload": "training", "nodes": 1, "capacity": "on-demand",
+                     "root_volume_gib": 512, "kubernetes_version": "1.34", "plain_ami": False}
+
+
+@app.command(cls=_Command)
 def generate(
-    kind: str = typer.Argument(..., help="launch-template, cloudformation, terraform, parallelcluster, eks or user-data."),
-    output: Path = typer.Option(..., "--output", "-o", help="Folder to write into (created; nothing is written on error)."),
-    spec: Optional[Path] = typer.Option(None, "--spec", help="YAML spec file with the fields below (see samples/deploy-spec.yaml); flags override it."),
-    fmt: Optional[str] = typer.Option(None, "--format", help="launch-template only: json (default; boto3 / aws-cli payloads) or cloudformation."),
-    instance_type: Optional[str] = typer.Option(None, "--instance-type", help="e.g. trn2.48xlarge (see `neuron-migrator instances`)."),
-    region: Optional[str] = typer.Option(None, "--region", help="AWS region, e.g. us-east-2."),
-    name: Optional[str] = typer.Option(None, "--name", help="Prefix of resource names and the Name tag (default neuron)."),
-    workload: Optional[str] = typer.Option(None, "--workload", help="training (default) or inference."),
-    nodes: Optional[int] = typer.Option(None, "--nodes", help="Number of instances (default 1); multi-node training needs EFA."),
-    target: Optional[str] = typer.Option(None, "--target", help="neuron, xla or inf1 (default: the hardware's)."),
-    efa: Optional[bool] = typer.Option(None, "--efa/--no-efa", help="EFA on every network card (default: when the type has EFA)."),
-    subnet_id: List[str] = typer.Option([], "--subnet-id", help="Subnet for the nodes (repeatable; the first is used)."),
-    security_group_id: List[str] = typer.Option([], "--security-group-id", help="Extra security groups (the EFA group is always created)."),
-    key_name: Optional[str] = typer.Option(None, "--key-name", help="Optional EC2 key pair (no SSH rule is opened)."),
-    capacity: Optional[str] = typer.Option(None, "--capacity", help="on-demand (default), reservation or capacity-block."),
-    capacity_reservation_id: Optional[str] = typer.Option(None, "--capacity-reservation-id", help="cr-... for reservation and capacity-block."),
-    root_volume_gib: Optional[int] = typer.Option(None, "--root-volume-gib", help="Root gp3 volume in GiB (default 512; >= 512 on Trn)."),
-    ami_ssm_parameter: Optional[str] = typer.Option(None, "--ami-ssm-parameter", help="SSM parameter path of the AMI."),
-    ami_id: Optional[str] = typer.Option(None, "--ami-id", help="A pinned AMI id instead of an SSM parameter."),
-    plain_ami: Optional[bool] = typer.Option(None, "--plain-ami/--dlami", help="The AMI is not a Neuron DLAMI: user data installs Neuron."),
-    s3_prefix: Optional[str] = typer.Option(None, "--s3-prefix", help="s3://bucket/prefix the nodes may read (data, compile cache)."),
-    kubernetes_version: Optional[str] = typer.Option(None, "--kubernetes-version", help="eks only: EKS version (default 1.34)."),
-    image: Optional[str] = typer.Option(None, "--image", help="eks only: container image of the example workload."),
-    tag: List[str] = typer.Option([], "--tag", help="KEY=VALUE tag (repeatable)."),
+    ctx: typer.Context,
+    kind: str = typer.Argument(..., metavar="KIND", help="launch-template, cloudformation, terraform, parallelcluster, eks or user-data."),
+    output: Path = typer.Option(..., "--output", "-o", metavar="DIR", help="Folder to write into (created; nothing is written on error)."),
+    spec: Optional[Path] = typer.Option(None, "--spec", metavar="FILE", help="YAML spec file with the fields below (see samples/deploy-spec.yaml); flags override it."),
+    fmt: str = typer.Option("json", "--format", metavar="FORMAT", help="launch-template only: json (boto3 / aws-cli payloads) or cloudformation."),
+    instance_type: Optional[str] = typer.Option(None, "--instance-type", metavar="TYPE", help="e.g. trn2.48xlarge (see `neuron-migrator instances`)."),
+    region: Optional[str] = typer.Option(None, "--region", metavar="REGION", help="AWS region, e.g. us-east-2."),
+    name: str = typer.Option(GENERATE_DEFAULTS["name"], "--name", metavar="NAME", help="Prefix of resource names and the Name tag."),
+    workload: str = typer.Option(GENERATE_DEFAULTS["workload"], "--workload", metavar="WORKLOAD", help="training or inference."),
+    nodes: int = typer.Option(GENERATE_DEFAULTS["nodes"], "--nodes", metavar="N", help="Number of instances; multi-node training needs EFA."),
+    target: Optional[str] = typer.Option(None, "--target", metavar="TARGET", show_default="the hardware's", help="neuron, xla or inf1."),
+    efa: Optional[bool] = typer.Option(None, "--efa/--no-efa", show_default="when the type has EFA", help="EFA on every network card."),
+    subnet_id: List[str] = typer.Option([], "--subnet-id", metavar="ID", help="Subnet for the nodes (repeatable; the first is used)."),
+    security_group_id: List[str] = typer.Option([], "--security-group-id", metavar="ID", help="Extra security groups (the EFA group is always created)."),
+    key_name: Optional[str] = typer.Option(None, "--key-name", metavar="NAME", help="Optional EC2 key pair (no SSH rule is opened)."),
+    capacity: str = typer.Option(GENERATE_DEFAULTS["capacity"], "--capacity", metavar="CAPACITY", help="on-demand, reservation or capacity-block."),
+    capacity_reservation_id: Optional[str] = typer.Option(None, "--capacity-reservation-id", metavar="ID", help="cr-... for reservation and capacity-block."),
+    root_volume_gib: int = typer.Option(GENERATE_DEFAULTS["root_volume_gib"], "--root-volume-gib", metavar="GIB", help="Root gp3 volume in GiB (>= 512 on Trn)."),
+    ami_ssm_parameter: Optional[str] = typer.Option(None, "--ami-ssm-parameter", metavar="PATH", show_default="the Neuron DLAMI's for the hardware", help="SSM parameter path of the AMI."),
+    ami_id: Optional[str] = typer.Option(None, "--ami-id", metavar="AMI", help="A pinned AMI id instead of an SSM parameter."),
+    plain_ami: bool = typer.Option(GENERATE_DEFAULTS["plain_ami"], "--plain-ami/--dlami", help="--plain-ami: the AMI is not a Neuron DLAMI, so user data installs Neuron."),
+    s3_prefix: Optional[str] = typer.Option(None, "--s3-prefix", metavar="URL", help="s3://bucket/prefix the nodes may read (data, compile cache)."),
+    kubernetes_version: str = typer.Option(GENERATE_DEFAULTS["kubernetes_version"], "--kubernetes-version", metavar="VERSION", help="eks only: EKS version."),
+    image: Optional[str] = typer.Option(None, "--image", metavar="IMAGE", show_default="the Neuron DLC for the target and workload, where one is published", help="eks only: container image of the example workload."),
+    tag: List[str] = typer.Option([], "--tag", metavar="KEY=VALUE", help="Tag for every resource (repeatable)."),
 ) -> None:
     """Deployment configs for trn1/trn1n/trn2/trn2u/trn3/inf2, checked before anything is written."""
     from .deploy import SpecError
     from .deploy.generate import KINDS, generate as generate_kind
     from .deploy.spec import build_spec
+
+    # A spec file's values count unless the flag itself was given.
+    fmt, name, workload, nodes, capacity, root_volume_gib, plain_ami, kubernetes_version = (
+        _given(ctx, n, v) for n, v in (("fmt", fmt), ("name", name), ("workload", workload), ("nodes", nodes),
+                                       ("capacity", capacity), ("root_volume_gib", root_volume_gib),
+                                       ("plain_ami", plain_ami), ("kubernetes_version", kubernetes_version)))
 
     kinds = ["launch-template", *[k for k in KINDS if not k.startswith("launch-template")]]
     if kind not in kinds:

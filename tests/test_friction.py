@@ -84,3 +84,74 @@ def test_a_format_1_baseline_with_paths_as_given_still_works(cli, tmp_path):
     (proj / "old.json").write_text(json.dumps(old))
     proc = cli("scan", "src", "--baseline", "old.json", cwd=proj, check=0)
     assert "Found 0 findings" in proc.stdout and f"{len(found)} more in the baseline" in proc.stdout
+
+
+# -- 4. --help shows flags and defaults, not Python types ---------------------------------------
+COMMANDS = [[], ["scan"], ["fix"], ["baseline"], ["baseline", "create"], ["rules"], ["instances"], ["generate"]]
+
+
+def helptext(cli, monkeypatch, command, rich):
+    monkeypatch.setenv("COLUMNS", "100")
+    monkeypatch.setenv("TYPER_USE_RICH", "1" if rich else "0")
+    out = cli(*command, "--help", check=0).stdout
+    return " ".join(out.replace("│", " ").split())  # wrapped help cells read as one text
+
+
+@pytest.mark.parametrize("rich", [True, False], ids=["rich", "plain"])
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c) or "top")
+def test_help_shows_flags_not_python_types(cli, monkeypatch, command, rich):
+    import re
+
+    text = helptext(cli, monkeypatch, command, rich)
+    assert not re.search(r"<(str|int|bool|float|path|Path|list\[[^>]*\])>|\{paths\}", text), text
+    assert re.search(r"--help Show this message", text), text  # a flag takes no value
+
+
+@pytest.mark.parametrize("command, shown", [
+    (["scan"], ["TARGET", "--exit-zero Exit 0", "--select CODE", "--baseline FILE", "[default: portable]",
+                "[default: text]", "[default: error]", "[default: 0]", "[default: no-force-exclude]",
+                "[default: (the user cache folder)]", "[default: (the nearest one with the table)]"]),
+    (["fix"], ["--write Write", "[default: portable]", "[default: no-unsafe-fixes]"]),
+    (["baseline", "create"], ["[default: portable]", "[default: .neuron-migrator-baseline.json]"]),
+    (["instances"], ["[default: text]"]),
+    (["generate"], ["--instance-type TYPE", "[default: json]", "[default: (the hardware's)]",
+                    "[default: (when the type has EFA)]"]),
+])
+def test_help_shows_every_default(cli, monkeypatch, command, shown):
+    def squash(text):  # a plain-mode line break may fall inside a value
+        return "".join(text.split())
+
+    for rich in (True, False):
+        text = helptext(cli, monkeypatch, command, rich)
+        missing = [s for s in shown if squash(s) not in squash(text)]
+        assert not missing, (rich, missing, text)
+
+
+def test_generate_help_defaults_are_the_specs_defaults(cli, monkeypatch):
+    import dataclasses
+
+    from migrator.cli import GENERATE_DEFAULTS
+    from migrator.deploy.launch_template import DeploymentSpec
+
+    defaults = {f.name: f.default for f in dataclasses.fields(DeploymentSpec)}
+    assert GENERATE_DEFAULTS == {name: defaults[name] for name in GENERATE_DEFAULTS}
+    text = helptext(cli, monkeypatch, ["generate"], True)
+    for name, value in GENERATE_DEFAULTS.items():
+        assert f"[default: {'dlami' if value is False else value}]" in text, name
+
+
+def test_flags_given_still_override_the_configuration_and_defaults_do_not(cli, tmp_path):
+    proj = project(tmp_path / "proj", 'target = "neuron"\nfail-on = "warning"\n')
+    (proj / "src" / "train.py").write_text("import torch\ntorch.cuda.empty_cache()\n")  # one warning
+    cli("scan", proj / "src", check=1)  # the configured fail-on, not the --help default
+    cli("scan", proj / "src", "--fail-on", "error", check=0)
+    (proj / "src" / "b.py").write_text("import torch\nx = y.cuda()\n")
+    assert '+x = y.to("neuron")' in cli("fix", proj / "src" / "b.py", check=1).stdout  # the configured target
+
+
+def test_a_spec_files_values_are_not_replaced_by_the_defaults_shown_in_help(cli, tmp_path):
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("instance_type: trn2.48xlarge\nregion: us-east-2\nnodes: 4\nname: llm-train\n")
+    cli("generate", "cloudformation", "--spec", spec, "--output", tmp_path / "out", check=0)
+    text = (tmp_path / "out" / "stack.cfn.yaml").read_text()
+    assert 'DesiredCapacity: "4"' in text and "llm-train" in text
