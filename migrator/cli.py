@@ -1,20 +1,21 @@
 """neuron-migrator command line.
 
     neuron-migrator scan PATH... [--target portable|neuron|xla|inf1] [--format text|json|sarif|github|junit]
-                                 [--fail-on error|warning|info|never] [--select NRN1] [--ignore NRN209]
-                                 [--baseline FILE] [--exit-zero] [--report-unused-noqa] [-j N] [--no-cache]
-    neuron-migrator fix PATH... [--target ...] [--write] [--unsafe-fixes]
+                                 [--output-file FILE] [--fail-on error|warning|info|never] [--select NRN1]
+                                 [--extend-select NRN9] [--ignore NRN209] [--baseline FILE] [--exit-zero]
+                                 [--report-unused-noqa] [-j N] [--no-cache]
+    neuron-migrator fix PATH... [--target ...] [--write | --diff] [--unsafe-fixes] [--select/--extend-select/--ignore ...]
     neuron-migrator baseline create PATH... [--output FILE]
-    neuron-migrator rules [NRN101 | test DIR]
+    neuron-migrator rules [NRN101 | test DIR] [--format text|json]
     neuron-migrator instances [--format text|json]
     neuron-migrator generate KIND --instance-type TYPE --region REGION --output DIR [...] [--spec FILE]
         KIND: launch-template (--format json|cloudformation), cloudformation, terraform, parallelcluster, eks, user-data
 
-Settings come from [tool.neuron-migrator] in the nearest pyproject.toml (see migrator/settings.py);
-flags override them.
+Settings come from [tool.neuron-migrator] in the nearest pyproject.toml up from the first PATH
+(see migrator/settings.py); flags given on the command line override them.
 
 Exit codes: 0 clean (or --exit-zero); 1 findings at or above --fail-on (scan) or files left to
-change (fix without --write); 2 usage, configuration or tool errors.
+change (fix without --write, fix --diff); 2 usage, configuration or tool errors.
 """
 
 from __future__ import annotations
@@ -116,8 +117,15 @@ def _codes(values, flag: str) -> tuple[str, ...]:
     return tuple(v.upper() for v in values)
 
 
+def _selection(settings, select, extend_select) -> tuple[str, ...]:
+    """`--select` (else the configured selection), plus `--extend-select`; empty = every rule."""
+    base = _codes(select, "--select") or settings.select
+    extra = _codes(extend_select, "--extend-select")
+    return base + tuple(c for c in extra if c not in base) if base else ()
+
+
 def _scan_options(settings, target, select, ignore, exclude, extend_exclude, jobs, unused_noqa, no_cache, cache_dir,
-                  progress=None, force_exclude=None):
+                  progress=None, force_exclude=None, extend_select=()):
     from .api import ScanOptions
     from .cache import user_cache_dir
 
@@ -130,7 +138,7 @@ def _scan_options(settings, target, select, ignore, exclude, extend_exclude, job
         raise _fail("--cache-dir: give a folder of its own (not empty, not the current folder)")
     cache = None if no_cache else (cache_dir or user_cache_dir() / "scan")
     return ScanOptions(
-        target=target, select=_codes(select, "--select") or settings.select,
+        target=target, select=_selection(settings, select, extend_select),
         ignore=_codes(ignore, "--ignore") or settings.ignore,
         exclude=excludes + settings.extend_exclude + tuple(extend_exclude), per_file_ignores=settings.per_file_ignores,
         root=settings.root, extend_rules=settings.extend_rules, report_unused_noqa=unused_noqa,
@@ -161,6 +169,9 @@ def _progress_bar():
 CONFIG_HELP = "pyproject.toml whose tool.neuron-migrator table to use, instead of searching up from the first PATH."
 CONFIG_DEFAULT = "the nearest one with the table"
 CACHE_DEFAULT = "the user cache folder"
+SELECT_HELP = "Only rules whose id starts with this; replaces the configured selection (repeatable)."
+EXTEND_SELECT_HELP = "Rules to add to the configured (or default) selection (repeatable)."
+IGNORE_HELP = "Skip rules whose id starts with this; replaces the configured list (repeatable)."
 
 
 @app.command(cls=_Command)
@@ -170,8 +181,9 @@ def scan(
     target: str = typer.Option("portable", "--target", "-t", metavar="TARGET", help=TARGET_HELP),
     fmt: str = typer.Option("text", "--format", "-f", metavar="FORMAT", help="text, json, sarif, github or junit."),
     fail_on: str = typer.Option("error", "--fail-on", metavar="LEVEL", help="Lowest severity that makes the exit code 1: error, warning, info or never."),
-    select: List[str] = typer.Option([], "--select", metavar="CODE", help="Only rules whose id starts with this (repeatable)."),
-    ignore: List[str] = typer.Option([], "--ignore", metavar="CODE", help="Skip rules whose id starts with this (repeatable)."),
+    select: List[str] = typer.Option([], "--select", metavar="CODE", help=SELECT_HELP),
+    extend_select: List[str] = typer.Option([], "--extend-select", metavar="CODE", help=EXTEND_SELECT_HELP),
+    ignore: List[str] = typer.Option([], "--ignore", metavar="CODE", help=IGNORE_HELP),
     exclude: List[str] = typer.Option([], "--exclude", metavar="PATTERN", help="gitignore-style pattern of paths to skip; replaces the configured list (repeatable)."),
     extend_exclude: List[str] = typer.Option([], "--extend-exclude", metavar="PATTERN", help="Pattern to skip in addition (repeatable)."),
     baseline: Optional[Path] = typer.Option(None, "--baseline", metavar="FILE", help="Report only findings not recorded in this baseline file."),
@@ -182,6 +194,7 @@ def scan(
     cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", metavar="DIR", show_default=CACHE_DEFAULT, help="Result cache folder (e.g. ~/.cache/neuron-migrator on Linux)."),
     statistics: bool = typer.Option(False, "--statistics", help="Also print counts per category."),
     force_exclude: bool = typer.Option(False, "--force-exclude/--no-force-exclude", help="Apply the excludes to files named on the command line too (the pre-commit hooks do)."),
+    output_file: Optional[Path] = typer.Option(None, "--output-file", "-o", metavar="FILE", show_default="stdout", help="Write the report to this file (replaced atomically), in any --format."),
     config: Optional[Path] = typer.Option(None, "--config", metavar="FILE", show_default=CONFIG_DEFAULT, help=CONFIG_HELP),
 ) -> None:
     """Report migration blockers in PATHS."""
@@ -201,7 +214,7 @@ def scan(
         raise _fail(f"--fail-on: '{fail_on}' is not one of error, warning, info, never")
     progress, update = _progress_bar()
     options = _scan_options(settings, target, select, ignore, exclude, extend_exclude, jobs, unused_noqa, no_cache, cache_dir,
-                            update, force_exclude)
+                            update, force_exclude, extend_select)
     try:
         known = read_baseline(baseline) if baseline else None
         report = scan_paths(paths, options)
@@ -212,15 +225,28 @@ def scan(
             progress.stop()
     findings = (filter_new(report.findings, known, root=project_root(paths, settings.root)) if known is not None
                 else report.findings)
-    color = fmt == "text" and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    color = fmt == "text" and output_file is None and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     stats = {"files": report.files, "lines": report.lines, "seconds": report.seconds, "statistics": statistics,
              "target": options.target, "extend_rules": options.extend_rules, "color": color,
              "baselined": len(report.findings) - len(findings) if known is not None else None}
-    sys.stdout.write(REPORTERS[fmt](findings, stats))
+    _emit(REPORTERS[fmt](findings, stats), output_file)
     if report.internal_errors:
         raise _fail(f"the tool failed on {report.internal_errors} file(s); see the NRN000 internal-error findings")
     if not exit_zero and fail_on != "never" and any(f.severity.rank >= Severity(fail_on).rank for f in findings):
         raise typer.Exit(1)
+
+
+def _emit(text: str, output_file: Optional[Path]) -> None:
+    """The report on stdout, or in `output_file` (atomic: a reader never sees half a report)."""
+    if output_file is None:
+        sys.stdout.write(text)
+        return
+    from .fsutil import replace_file
+
+    try:
+        replace_file(output_file, text.encode("utf-8", "surrogateescape"))
+    except OSError as exc:
+        raise _fail(f"--output-file: {exc}") from None
 
 
 baseline_app = typer.Typer(cls=_Group, no_args_is_help=True, help="Record today's findings so that only new ones fail.")
@@ -261,7 +287,11 @@ def fix(
     target: str = typer.Option("portable", "--target", "-t", metavar="TARGET", help=TARGET_HELP),
     write: bool = typer.Option(False, "--write", help="Write the changes (default: print a unified diff)."),
     unsafe_fixes: bool = typer.Option(False, "--unsafe-fixes/--no-unsafe-fixes", help="Also apply fixes that may change numerics or behaviour."),
+    diff: bool = typer.Option(False, "--diff", help="Only print the diff (nothing is written, even with --write) and a one-line summary; exit 1 when files would change."),
     partial: bool = typer.Option(False, "--partial", help="Also rewrite files that keep a CUDA-only call with no automatic rewrite (by default such a file is left unchanged, with the blocker named)."),
+    select: List[str] = typer.Option([], "--select", metavar="CODE", help=SELECT_HELP),
+    extend_select: List[str] = typer.Option([], "--extend-select", metavar="CODE", help=EXTEND_SELECT_HELP),
+    ignore: List[str] = typer.Option([], "--ignore", metavar="CODE", help=IGNORE_HELP),
     exclude: List[str] = typer.Option([], "--exclude", metavar="PATTERN", help="gitignore-style pattern of paths to skip (repeatable)."),
     force_exclude: bool = typer.Option(False, "--force-exclude/--no-force-exclude", help="Apply the excludes to files named on the command line too (the pre-commit hooks do)."),
     config: Optional[Path] = typer.Option(None, "--config", metavar="FILE", show_default=CONFIG_DEFAULT, help=CONFIG_HELP),
@@ -272,8 +302,10 @@ def fix(
     target, unsafe_fixes, force_exclude = (_given(ctx, n, v) for n, v in (
         ("target", target), ("unsafe_fixes", unsafe_fixes), ("force_exclude", force_exclude)))
     settings = _settings(config, paths)
-    options = _scan_options(settings, target, [], [], exclude, [], 1, False, True, None, force_exclude=force_exclude)
+    options = _scan_options(settings, target, select, ignore, exclude, [], 1, False, True, None, force_exclude=force_exclude,
+                            extend_select=extend_select)
     unsafe = settings.unsafe_fixes if unsafe_fixes is None else unsafe_fixes
+    write = write and not diff  # as ruff: --diff never writes
     try:
         results = fix_paths(paths, options, unsafe=unsafe, write=write, partial=partial)
     except FileNotFoundError as exc:
@@ -285,12 +317,30 @@ def fix(
                 # On a terminal, code from the repository is shown escaped; on a pipe the
                 # diff stays a patch that applies byte for byte.
                 sys.stdout.write(result.diff if not sys.stdout.isatty() else _printable_diff(result.diff))
-    _fix_report(results, write)
+    if diff:
+        _diff_summary(results)
+    else:
+        _fix_report(results, write)
     failed = sum(1 for r in results if r.error)
     if failed:
         raise typer.Exit(2)
     if pending:
         raise typer.Exit(1)
+
+
+def _diff_summary(results) -> None:
+    """`fix --diff`: on stderr, what failed and one line of counts (ruff's "Would fix N errors")."""
+    from .lines import printable
+
+    changed = [r for r in results if r.outcome.changed and not r.error]
+    fixes = sum(len(r.outcome.applied) for r in changed)
+    manual = sum(len(r.outcome.manual) for r in results if not r.error)
+    for r in results:
+        if r.error:
+            typer.echo(f"{printable(r.path)}: not changed: {printable(r.error)}", err=True)
+    files = f"{len(changed)} file{'s' if len(changed) != 1 else ''}"
+    typer.echo(f"Would fix {fixes} finding{'s' if fixes != 1 else ''} in {files}; {manual} left for a person"
+               + (f"; {sum(1 for r in results if r.error)} failed." if any(r.error for r in results) else "."), err=True)
 
 
 def _printable_diff(diff: str) -> str:
@@ -368,12 +418,16 @@ def _fix_report(results, write: bool) -> None:
 @app.command(cls=_Command)
 def rules(
     args: Optional[List[str]] = typer.Argument(None, metavar="RULE", help="NRNxxx to explain one rule, or `test DIR` to check a rule folder's examples."),
+    fmt: str = typer.Option("text", "--format", "-f", metavar="FORMAT", help="text or json (the list, or one rule)."),
     config: Optional[Path] = typer.Option(None, "--config", metavar="FILE", show_default=CONFIG_DEFAULT, help="pyproject.toml whose tool.neuron-migrator table to use (extend-rules), instead of searching up from here."),
 ) -> None:
     """List the rule catalogue, explain one rule, or test a folder of team rules."""
     from .catalogue import RuleError, TARGETS as ALL, load_catalogue
+    from .docgen import rule_record
 
     args = args or []
+    if fmt not in ("text", "json"):
+        raise _fail(f"--format: '{fmt}' is not one of text, json")
     settings = _settings(config)
     if args[:1] == ["test"]:
         if len(args) != 2:
@@ -383,6 +437,9 @@ def rules(
         catalogue = load_catalogue(settings.extend_rules)
     except RuleError as exc:
         raise _fail(str(exc)) from None
+    if not args and fmt == "json":
+        typer.echo(json.dumps([rule_record(r) for r in catalogue.rules], indent=2))
+        return
     if not args:
         typer.echo(f"{'id':7} {'name':30} {'category':13} {'portable':8} {'neuron':8} {'xla':8} {'inf1':8} fix")
         for r in catalogue.rules:
@@ -393,6 +450,9 @@ def rules(
         r = catalogue.by_id(args[0])
     except KeyError:
         raise _fail(f"rule '{args[0]}' does not exist; see `neuron-migrator rules`") from None
+    if fmt == "json":
+        typer.echo(json.dumps(rule_record(r, details=True), indent=2))
+        return
     typer.echo(f"{r.id} {r.name}: {r.summary}\n")
     typer.echo(f"What it does\n  {r.docs['what'].strip()}\n\nWhy is this bad?\n  {r.docs['why'].strip()}\n")
     bad = r.examples["bad"][0]

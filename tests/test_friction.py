@@ -155,3 +155,83 @@ def test_a_spec_files_values_are_not_replaced_by_the_defaults_shown_in_help(cli,
     cli("generate", "cloudformation", "--spec", spec, "--output", tmp_path / "out", check=0)
     text = (tmp_path / "out" / "stack.cfn.yaml").read_text()
     assert 'DesiredCapacity: "4"' in text and "llm-train" in text
+
+
+# -- 8. flags ruff users expect -----------------------------------------------------------------
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "github", "junit"])
+def test_scan_output_file_holds_the_report_in_every_format(cli, tmp_path, fmt):
+    proj = project(tmp_path / "proj")
+    to_stdout = cli("scan", "src", "--format", fmt, cwd=proj, check=1).stdout
+    proc = cli("scan", "src", "--format", fmt, "-o", "report.out", cwd=proj, check=1)  # exit code unchanged
+    written = (proj / "report.out").read_text()
+    assert proc.stdout == "" and written
+    if fmt in ("json", "sarif"):
+        assert json.loads(written) == json.loads(to_stdout)
+    elif fmt == "text":  # the same, but for the run time in the summary
+        assert written.splitlines()[:-1] == to_stdout.splitlines()[:-1] and written.startswith("src/train.py\n")
+    else:
+        assert written == to_stdout
+    assert sorted(p.name for p in proj.iterdir()) == ["pyproject.toml", "report.out", "src"]  # no temporary left
+    cli("scan", "src", "--output-file", "report.out", "--format", fmt, "--exit-zero", cwd=proj, check=0)
+
+
+def test_scan_output_file_that_cannot_be_written_exits_2(cli, tmp_path):
+    proj = project(tmp_path / "proj")
+    (proj / "taken").mkdir()
+    proc = cli("scan", "src", "--output-file", "taken", cwd=proj)
+    assert proc.returncode == 2 and "error: --output-file" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_extend_select_adds_to_the_configured_and_the_given_selection(cli, tmp_path):
+    proj = project(tmp_path / "proj", 'select = ["NRN2"]\n')
+    assert "NRN101" not in rule_ids(cli("scan", "src", "--format", "json", "--exit-zero", cwd=proj).stdout)
+    found = rule_ids(cli("scan", "src", "--format", "json", "--exit-zero", "--extend-select", "NRN101", cwd=proj).stdout)
+    assert "NRN101" in found and any(r.startswith("NRN2") for r in found)
+    found = rule_ids(cli("scan", "src", "--format", "json", "--exit-zero", "--select", "NRN1", "--extend-select", "nrn2",
+                         cwd=proj).stdout)
+    assert "NRN101" in found and any(r.startswith("NRN2") for r in found)
+    proc = cli("scan", "src", "--extend-select", "x.py", cwd=proj)
+    assert proc.returncode == 2 and "--extend-select" in proc.stderr
+
+
+def test_fix_select_and_ignore_choose_the_rules_that_are_fixed(cli, tmp_path):
+    proj = project(tmp_path / "proj")
+    only = cli("fix", "src", "--select", "NRN101", cwd=proj, check=1).stdout
+    assert "+x = y.to(DEVICE)" in only and "-torch.cuda.synchronize()" not in only
+    rest = cli("fix", "src", "--ignore", "NRN101", cwd=proj, check=1).stdout
+    assert "-x = y.cuda()" not in rest and "-torch.cuda.synchronize()" in rest
+    both = cli("fix", "src", "--select", "NRN101", "--extend-select", "NRN2", cwd=proj, check=1).stdout
+    assert "-x = y.cuda()" in both and "-torch.cuda.synchronize()" in both
+
+
+def test_fix_diff_prints_only_the_diff_writes_nothing_and_exits_1_on_changes(cli, tmp_path):
+    proj = project(tmp_path / "proj")
+    before = (proj / "src" / "train.py").read_text()
+    for args in (["--diff"], ["--diff", "--write"]):  # as ruff: --diff never writes
+        proc = cli("fix", "src", *args, cwd=proj, check=1)
+        assert proc.stdout.startswith("--- ") and "+x = y.to(DEVICE)" in proc.stdout
+        assert proc.stderr.strip().splitlines() == ["Would fix 2 findings in 1 file; 0 left for a person."], proc.stderr
+        assert (proj / "src" / "train.py").read_text() == before
+    (proj / "src" / "train.py").write_text("import torch\nx = torch.ones(1)\n")
+    proc = cli("fix", "src", "--diff", cwd=proj, check=0)
+    assert proc.stdout == "" and "Would fix 0 findings in 0 files" in proc.stderr
+
+
+def test_rules_format_json_lists_the_catalogue_as_data(cli):
+    from conftest import ROOT
+
+    listing = json.loads(cli("rules", "--format", "json", check=0).stdout)
+    text = cli("rules", check=0).stdout
+    assert [r["id"] for r in listing] == [line.split()[0] for line in text.splitlines()[1:]]
+    docs = (ROOT / "docs" / "rules.md").read_text()
+    for rule in listing:
+        assert {"id", "name", "category", "summary", "severity", "fixable", "fix_safety", "docs_url"} <= set(rule)
+        assert set(rule["severity"]) == {"portable", "neuron", "xla", "inf1"}
+        assert rule["fixable"] == any(rule["fix_safety"].values())
+        assert f"## {rule['id']} {rule['name']}\n" in docs and rule["docs_url"].endswith(f"#{rule['id'].lower()}-{rule['name']}")
+    nrn101 = next(r for r in listing if r["id"] == "NRN101")
+    assert (nrn101["name"], nrn101["category"], nrn101["severity"]["portable"], nrn101["fix_safety"]["portable"]) == (
+        "tensor-cuda-method", "device", "error", "safe")
+    one = json.loads(cli("rules", "NRN101", "--format", "json", check=0).stdout)
+    assert one["id"] == "NRN101" and one["what"] and one["why"]
+    assert cli("rules", "--format", "xml").returncode == 2
