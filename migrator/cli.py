@@ -177,7 +177,8 @@ IGNORE_HELP = "Skip rules whose id starts with this; replaces the configured lis
 @app.command(cls=_Command)
 def scan(
     ctx: typer.Context,
-    paths: List[Path] = typer.Argument(..., metavar="PATH", help="Files or folders to scan."),
+    # Text, not Path: the fix hint repeats the paths as they were typed (`src/`).
+    paths: List[str] = typer.Argument(..., metavar="PATH", help="Files or folders to scan."),
     target: str = typer.Option("portable", "--target", "-t", metavar="TARGET", help=TARGET_HELP),
     fmt: str = typer.Option("text", "--format", "-f", metavar="FORMAT", help="text, json, sarif, github or junit."),
     fail_on: str = typer.Option("error", "--fail-on", metavar="LEVEL", help="Lowest severity that makes the exit code 1: error, warning, info or never."),
@@ -228,12 +229,34 @@ def scan(
     color = fmt == "text" and output_file is None and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     stats = {"files": report.files, "lines": report.lines, "seconds": report.seconds, "statistics": statistics,
              "target": options.target, "extend_rules": options.extend_rules, "color": color,
-             "baselined": len(report.findings) - len(findings) if known is not None else None}
+             "baselined": len(report.findings) - len(findings) if known is not None else None,
+             "fix_command": _fix_command(options.target, paths, select=select, extend_select=extend_select, ignore=ignore,
+                                         exclude=exclude, extend_exclude=extend_exclude, force_exclude=force_exclude,
+                                         config=config)}
     _emit(REPORTERS[fmt](findings, stats), output_file)
     if report.internal_errors:
         raise _fail(f"the tool failed on {report.internal_errors} file(s); see the NRN000 internal-error findings")
     if not exit_zero and fail_on != "never" and any(f.severity.rank >= Severity(fail_on).rank for f in findings):
         raise typer.Exit(1)
+
+
+def _fix_command(target: str, paths, *, config=None, force_exclude=None, **lists) -> str:
+    """The `fix` command line that rewrites what this scan reported: the same target, the same
+    selection and excludes as given on the command line (the configuration is found again from
+    the same paths), and the same paths."""
+    import shlex
+
+    words = ["neuron-migrator", "fix", "--target", target]
+    for name, values in lists.items():
+        words += [part for value in values for part in (f"--{name.replace('_', '-')}", value)]
+    if force_exclude is not None:
+        words.append("--force-exclude" if force_exclude else "--no-force-exclude")
+    if config is not None:
+        words += ["--config", str(config)]
+    names = [str(p) for p in paths]
+    if any(name.startswith("-") for name in names):
+        words.append("--")
+    return shlex.join(words + names)
 
 
 def _emit(text: str, output_file: Optional[Path]) -> None:
@@ -292,7 +315,8 @@ def fix(
     select: List[str] = typer.Option([], "--select", metavar="CODE", help=SELECT_HELP),
     extend_select: List[str] = typer.Option([], "--extend-select", metavar="CODE", help=EXTEND_SELECT_HELP),
     ignore: List[str] = typer.Option([], "--ignore", metavar="CODE", help=IGNORE_HELP),
-    exclude: List[str] = typer.Option([], "--exclude", metavar="PATTERN", help="gitignore-style pattern of paths to skip (repeatable)."),
+    exclude: List[str] = typer.Option([], "--exclude", metavar="PATTERN", help="gitignore-style pattern of paths to skip; replaces the configured list (repeatable)."),
+    extend_exclude: List[str] = typer.Option([], "--extend-exclude", metavar="PATTERN", help="Pattern to skip in addition (repeatable)."),
     force_exclude: bool = typer.Option(False, "--force-exclude/--no-force-exclude", help="Apply the excludes to files named on the command line too (the pre-commit hooks do)."),
     config: Optional[Path] = typer.Option(None, "--config", metavar="FILE", show_default=CONFIG_DEFAULT, help=CONFIG_HELP),
 ) -> None:
@@ -302,7 +326,7 @@ def fix(
     target, unsafe_fixes, force_exclude = (_given(ctx, n, v) for n, v in (
         ("target", target), ("unsafe_fixes", unsafe_fixes), ("force_exclude", force_exclude)))
     settings = _settings(config, paths)
-    options = _scan_options(settings, target, select, ignore, exclude, [], 1, False, True, None, force_exclude=force_exclude,
+    options = _scan_options(settings, target, select, ignore, exclude, extend_exclude, 1, False, True, None, force_exclude=force_exclude,
                             extend_select=extend_select)
     unsafe = settings.unsafe_fixes if unsafe_fixes is None else unsafe_fixes
     write = write and not diff  # as ruff: --diff never writes

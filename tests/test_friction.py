@@ -235,3 +235,30 @@ def test_rules_format_json_lists_the_catalogue_as_data(cli):
     one = json.loads(cli("rules", "NRN101", "--format", "json", check=0).stdout)
     assert one["id"] == "NRN101" and one["what"] and one["why"]
     assert cli("rules", "--format", "xml").returncode == 2
+
+
+# -- 5. the fix hint can be copied ----------------------------------------------------------------
+def test_the_scan_hint_is_a_fix_command_for_the_same_target_selection_and_paths(cli, tmp_path):
+    import re
+    import shlex
+
+    proj = project(tmp_path / "proj")
+    scan = ["scan", "--target", "neuron", "--select", "NRN1", "--extend-exclude", "generated/", "src/"]
+    summary = cli(*scan, cwd=proj, check=1).stdout.splitlines()[-1]
+    count, command = re.search(r"(\d+) fixable with `([^`]+)`", summary).groups()
+    assert command == "neuron-migrator fix --target neuron --select NRN1 --extend-exclude generated/ src/"
+    words = shlex.split(command)
+    proc = cli(*words[1:], cwd=proj, check=1)
+    assert f"{count} fixable, " in proc.stderr and "-torch.cuda.synchronize()" not in proc.stdout  # NRN1 only
+    cli(*words[1:], "--write", cwd=proj, check=0)
+    assert (proj / "src" / "train.py").read_text() == 'import torch\nx = y.to("neuron")\ntorch.cuda.synchronize()\n'
+    assert "fixable with" not in cli(*scan, cwd=proj, check=0).stdout
+
+
+def test_the_fix_hint_quotes_paths_a_shell_would_split(cli, tmp_path):
+    import shlex
+
+    proj = project(tmp_path / "my proj")
+    summary = cli("scan", proj / "src", cwd=tmp_path, check=1).stdout.splitlines()[-1]
+    command = summary.split("`")[1]
+    assert shlex.split(command)[-1] == str(proj / "src")
