@@ -224,6 +224,7 @@ def scan(
     finally:
         if progress is not None:
             progress.stop()
+    _warn_if_empty(report)
     findings = (filter_new(report.findings, known, root=project_root(paths, settings.root)) if known is not None
                 else report.findings)
     color = fmt == "text" and output_file is None and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
@@ -238,6 +239,12 @@ def scan(
         raise _fail(f"the tool failed on {report.internal_errors} file(s); see the NRN000 internal-error findings")
     if not exit_zero and fail_on != "never" and any(f.severity.rank >= Severity(fail_on).rank for f in findings):
         raise typer.Exit(1)
+
+
+def _warn_if_empty(report) -> None:
+    """As ruff: a run that found nothing to scan says so (on stderr; the exit code is unchanged)."""
+    if report.files == 0:
+        typer.echo("neuron-migrator: warning: No files to scan found under the given path(s)", err=True)
 
 
 def _fix_command(target: str, paths, *, config=None, force_exclude=None, **lists) -> str:
@@ -296,6 +303,7 @@ def baseline_create(
         report = scan_paths(paths, options)
     except (FileNotFoundError, RuleError) as exc:
         raise _fail(str(exc)) from None
+    _warn_if_empty(report)
     try:
         count = write_baseline(report.findings, output, root=project_root(paths, settings.root))
     except OSError as exc:

@@ -262,3 +262,18 @@ def test_the_fix_hint_quotes_paths_a_shell_would_split(cli, tmp_path):
     summary = cli("scan", proj / "src", cwd=tmp_path, check=1).stdout.splitlines()[-1]
     command = summary.split("`")[1]
     assert shlex.split(command)[-1] == str(proj / "src")
+
+
+# -- 7. nothing to scan is said ---------------------------------------------------------------
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_a_scan_that_finds_no_files_warns_on_stderr_and_exits_0(cli, tmp_path, fmt):
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "notes.txt").write_text("torch.cuda everywhere\n")
+    proc = cli("scan", "docs", "--format", fmt, cwd=tmp_path, check=0)
+    assert "warning: No files to scan found under the given path(s)" in proc.stderr
+    if fmt == "json":
+        assert json.loads(proc.stdout) == []
+    proc = cli("baseline", "create", "docs", cwd=tmp_path, check=0)
+    assert "warning: No files to scan found" in proc.stderr
+    (tmp_path / "docs" / "a.py").write_text("x = 1\n")
+    assert "warning" not in cli("scan", "docs", cwd=tmp_path, check=0).stderr
