@@ -527,12 +527,13 @@ def _rules_test(folder: Path) -> None:
 
 @app.command(cls=_Command)
 def instances(fmt: str = typer.Option("text", "--format", "-f", metavar="FORMAT", help="text or json.")) -> None:
-    """Print the instance catalog (each fact with its source and confidence)."""
-    from .deploy import load_instances
+    """Print the instance catalog (each fact with its source, its link and confidence)."""
+    from .deploy.launch_template import load_instances, load_sources, source_links
 
     catalog = load_instances()
     if fmt == "json":
-        typer.echo(json.dumps(catalog, indent=2, sort_keys=True))
+        cited = {name: {**entry, "source_links": source_links(name)} for name, entry in catalog.items()}
+        typer.echo(json.dumps(cited, indent=2, sort_keys=True))
         return
     if fmt != "text":
         raise _fail(f"--format: '{fmt}' is not one of text, json")
@@ -547,7 +548,27 @@ def instances(fmt: str = typer.Option("text", "--format", "-f", metavar="FORMAT"
         typer.echo(f"{name:16} {cell('chips', 5)} {cell('neuron_cores', 5)} {cell('accelerator_memory_gib', 9)} {cell('vcpus', 5)} "
                    f"{cell('memory_gib', 7)} {cell('network_cards', 5)} {cell('efa_interfaces', 4)}  {','.join(i['targets']):12} {i['confidence']}")
     if marked:
-        typer.echo("* this fact has its own source and confidence (see --format json)")
+        typer.echo("* this fact has its own source and confidence (below)")
+    typer.echo("\nSources")
+    for name, i in catalog.items():
+        typer.echo(f"  {name:16} {i['source']}")
+        for fact, own in (i.get("facts") or {}).items():
+            typer.echo(f"    {fact + '*':16} {own['source']} ({own['confidence']})")
+    typer.echo("\nLinks")
+    sources = load_sources()
+    cited: dict[str, dict[str, list[str]]] = {}
+    for name, i in catalog.items():
+        for source, url in source_links(name).items():
+            cited.setdefault(source, {}).setdefault(url, [])
+            if i["family"] not in cited[source][url]:
+                cited[source][url].append(i["family"])
+    for source in sources:
+        if source not in cited:
+            continue
+        typer.echo(f"  {source:16} {sources[source]['title']}")
+        for url, families in cited[source].items():
+            which = f"{', '.join(families)}: " if isinstance(sources[source]["url"], dict) else ""
+            typer.echo(f"  {'':16}   {which}{url}")
 
 
 # Shown in `generate --help`; tests/test_friction.py checks them against DeploymentSpec's defaults.

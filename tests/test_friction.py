@@ -277,3 +277,19 @@ def test_a_scan_that_finds_no_files_warns_on_stderr_and_exits_0(cli, tmp_path, f
     assert "warning: No files to scan found" in proc.stderr
     (tmp_path / "docs" / "a.py").write_text("x = 1\n")
     assert "warning" not in cli("scan", "docs", cwd=tmp_path, check=0).stderr
+
+
+# -- 6. instances names its sources in text too -------------------------------------------------
+def test_instances_text_output_shows_each_types_sources_with_their_links(cli):
+    text = cli("instances", check=0).stdout
+    data = json.loads(cli("instances", "--format", "json", check=0).stdout)
+    sources_part = text.split("\nSources\n", 1)[1]
+    for name, entry in data.items():
+        assert f"  {name} " in sources_part and entry["source"] in sources_part, name
+        assert entry["source_links"], f"{name}: its source names no known source"
+        for link in entry["source_links"].values():
+            assert link.startswith("https://") and link in text, (name, link)
+        for fact, own in (entry.get("facts") or {}).items():
+            assert f"{fact}* " in sources_part and own["source"] in sources_part
+    assert "trn1-arch.html" in text and "setup-trn1-multi-node-execution.html" in text  # by family, and per fact
+    assert data["trn2.3xlarge"]["source_links"]["moto"] == "https://github.com/getmoto/moto"
