@@ -293,3 +293,49 @@ def test_instances_text_output_shows_each_types_sources_with_their_links(cli):
             assert f"{fact}* " in sources_part and own["source"] in sources_part
     assert "trn1-arch.html" in text and "setup-trn1-multi-node-execution.html" in text  # by family, and per fact
     assert data["trn2.3xlarge"]["source_links"]["moto"] == "https://github.com/getmoto/moto"
+
+
+# -- 3. every `neuron-migrator generate` command of the README runs as written ------------------
+def readme_generate_commands():
+    import shlex
+
+    from conftest import ROOT
+
+    lines, fence = [], None
+    for line in (ROOT / "README.md").read_text().splitlines():
+        if line.startswith("```"):
+            fence = None if fence is not None else line[3:].strip()
+        elif fence in ("sh", "bash", "console", "") and line.startswith("neuron-migrator generate "):
+            lines.append(line)
+    kinds = ["launch-template", "cloudformation", "terraform", "parallelcluster", "eks", "user-data"]
+    commands = []
+    for line in lines:
+        words = shlex.split(line, comments=True)[1:]
+        commands += [[kind if w == "KIND" else w for w in words] for kind in kinds] if "KIND" in words else [words]
+    return commands
+
+
+def test_the_readme_has_generate_commands_for_every_kind():
+    commands = readme_generate_commands()
+    assert {c[1] for c in commands} == {"launch-template", "cloudformation", "terraform", "parallelcluster", "eks", "user-data"}
+
+
+@pytest.mark.parametrize("words", readme_generate_commands(), ids=lambda w: " ".join(w[1:3]))
+def test_each_readme_generate_command_runs_as_written(cli, tmp_path, words):
+    from conftest import ROOT
+
+    for word in words:  # files the command names (samples/deploy-spec.yaml) are there, as in a checkout
+        if not word.startswith("-") and (ROOT / word).is_file():
+            (tmp_path / word).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(ROOT / word, tmp_path / word)
+    proc = cli(*words, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    output = tmp_path / words[words.index("--output") + 1]
+    written = [line.split(" ", 1)[1] for line in proc.stdout.splitlines() if line.startswith("wrote ")]
+    assert written and all((tmp_path / path).is_file() and (tmp_path / path).parent == output for path in written)
+
+
+def test_parallelcluster_names_every_missing_resource_at_once(cli, tmp_path):
+    proc = cli("generate", "parallelcluster", "--instance-type", "trn2.48xlarge", "--region", "us-east-2", "--output", "o",
+               cwd=tmp_path)
+    assert proc.returncode == 2 and "--subnet-id and --s3-prefix" in proc.stderr and not (tmp_path / "o").exists()
