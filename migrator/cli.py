@@ -1,20 +1,21 @@
 """neuron-migrator command line.
 
     neuron-migrator scan PATH... [--target portable|neuron|xla|inf1] [--format text|json|sarif|github|junit]
-                                 [--fail-on error|warning|info|never] [--select NRN1] [--ignore NRN209]
-                                 [--baseline FILE] [--exit-zero] [--report-unused-noqa] [-j N] [--no-cache]
-    neuron-migrator fix PATH... [--target ...] [--write] [--unsafe-fixes]
+                                 [--output-file FILE] [--fail-on error|warning|info|never] [--select NRN1]
+                                 [--extend-select NRN9] [--ignore NRN209] [--baseline FILE] [--exit-zero]
+                                 [--report-unused-noqa] [-j N] [--no-cache]
+    neuron-migrator fix PATH... [--target ...] [--write | --diff] [--unsafe-fixes] [--select/--extend-select/--ignore ...]
     neuron-migrator baseline create PATH... [--output FILE]
-    neuron-migrator rules [NRN101 | test DIR]
+    neuron-migrator rules [NRN101 | test DIR] [--format text|json]
     neuron-migrator instances [--format text|json]
     neuron-migrator generate KIND --instance-type TYPE --region REGION --output DIR [...] [--spec FILE]
         KIND: launch-template (--format json|cloudformation), cloudformation, terraform, parallelcluster, eks, user-data
 
-Settings come from [tool.neuron-migrator] in the nearest pyproject.toml (see migrator/settings.py);
-flags override them.
+Settings come from [tool.neuron-migrator] in the nearest pyproject.toml up from the first PATH
+(see migrator/settings.py); flags given on the command line override them.
 
 Exit codes: 0 clean (or --exit-zero); 1 findings at or above --fail-on (scan) or files left to
-change (fix without --write); 2 usage, configuration or tool errors.
+change (fix without --write, fix --diff); 2 usage, configuration or tool errors.
 """
 
 from __future__ import annotations
@@ -33,9 +34,42 @@ from migrator.core.catalogue import TARGETS
 from migrator.core.findings import FAIL_ON
 from migrator.core.version import __version__
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, help="Move CUDA PyTorch code to AWS Trainium/Inferentia.")
+
+def _plain_params(params):
+    """Help shows a flag as a flag and a value by its name (`--target TARGET`, `PATH...`):
+    Typer 0.2x would print Python types there (`<str>`, `<list[Path]>`, `<bool>`)."""
+    for param in params:
+        if getattr(param, "is_flag", False):
+            param.metavar = ""
+        elif param.metavar is None:
+            longest = max(param.opts, key=len).lstrip("-")
+            param.metavar = longest.upper().replace("-", "_")
+        if param.param_type_name == "argument":
+            param.display_type_rich = lambda ctx: None  # the name column already shows the metavar
+    return params
+
+
+class _Command(typer.core.TyperCommand):
+    def get_params(self, ctx):
+        return _plain_params(super().get_params(ctx))
+
+
+class _Group(typer.core.TyperGroup):
+    def get_params(self, ctx):
+        return _plain_params(super().get_params(ctx))
+
+
+app = typer.Typer(cls=_Group, add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="Move CUDA PyTorch code to AWS Trainium/Inferentia.")
 
 TARGET_HELP = "Migration target: portable (torch.accelerator), neuron (TorchNeuron, Trn2/Trn3), xla (legacy, Trn1/Inf2), inf1."
+
+
+def _given(ctx: typer.Context, name: str, value):
+    """`value` when the option was on the command line, else None: the configuration (or the
+    spec file) decides, and the default shown in --help applies only when neither does."""
+    source = ctx.get_parameter_source(name)
+    return None if source is None or source.name in ("DEFAULT", "DEFAULT_MAP") else value
 
 
 def _fail(message: str) -> "typer.Exit":
@@ -61,11 +95,13 @@ def _main(version: bool = typer.Option(False, "--version", callback=_version, is
     """Scan, fix and deploy PyTorch code for AWS Neuron."""
 
 
-def _settings(config: Optional[Path]):
+def _settings(config: Optional[Path], paths=()):
+    """Settings from `--config`, else from the nearest pyproject.toml up from the first path
+    given (the working directory when none), as ruff finds its configuration."""
     from migrator.settings import SettingsError, load_settings
 
     try:
-        return load_settings(config)
+        return load_settings(config, start=Path(paths[0]) if paths else None)
     except SettingsError as exc:
         raise _fail(str(exc)) from None
 
@@ -83,8 +119,15 @@ def _codes(values, flag: str) -> tuple[str, ...]:
     return tuple(v.upper() for v in values)
 
 
+def _selection(settings, select, extend_select) -> tuple[str, ...]:
+    """`--select` (else the configured selection), plus `--extend-select`; empty = every rule."""
+    base = _codes(select, "--select") or settings.select
+    extra = _codes(extend_select, "--extend-select")
+    return base + tuple(c for c in extra if c not in base) if base else ()
+
+
 def _scan_options(settings, target, select, ignore, exclude, extend_exclude, jobs, unused_noqa, no_cache, cache_dir,
-                  progress=None, force_exclude=None):
+                  progress=None, force_exclude=None, extend_select=()):
     from migrator.api import ScanOptions
     from migrator.scan.cache import user_cache_dir
 
@@ -97,7 +140,7 @@ def _scan_options(settings, target, select, ignore, exclude, extend_exclude, job
         raise _fail("--cache-dir: give a folder of its own (not empty, not the current folder)")
     cache = None if no_cache else (cache_dir or user_cache_dir() / "scan")
     return ScanOptions(
-        target=target, select=_codes(select, "--select") or settings.select,
+        target=target, select=_selection(settings, select, extend_select),
         ignore=_codes(ignore, "--ignore") or settings.ignore,
         exclude=excludes + settings.extend_exclude + tuple(extend_exclude), per_file_ignores=settings.per_file_ignores,
         root=settings.root, extend_rules=settings.extend_rules, report_unused_noqa=unused_noqa,
@@ -125,37 +168,48 @@ def _progress_bar():
     return progress, update
 
 
-CONFIG_HELP = "pyproject.toml to read [tool.neuron-migrator] from (default: the nearest one up from here)."
+CONFIG_HELP = "pyproject.toml whose tool.neuron-migrator table to use, instead of searching up from the first PATH."
+CONFIG_DEFAULT = "the nearest one with the table"
+CACHE_DEFAULT = "the user cache folder"
+SELECT_HELP = "Only rules whose id starts with this; replaces the configured selection (repeatable)."
+EXTEND_SELECT_HELP = "Rules to add to the configured (or default) selection (repeatable)."
+IGNORE_HELP = "Skip rules whose id starts with this; replaces the configured list (repeatable)."
 
 
-@app.command()
+@app.command(cls=_Command)
 def scan(
-    paths: List[Path] = typer.Argument(..., help="Files or folders to scan."),
-    target: Optional[str] = typer.Option(None, "--target", "-t", help=TARGET_HELP),
-    fmt: str = typer.Option("text", "--format", "-f", help="text, json, sarif, github or junit."),
-    fail_on: Optional[str] = typer.Option(None, "--fail-on", help="Lowest severity that makes the exit code 1: error (default), warning, info or never."),
-    select: List[str] = typer.Option([], "--select", help="Only rules whose id starts with this (repeatable)."),
-    ignore: List[str] = typer.Option([], "--ignore", help="Skip rules whose id starts with this (repeatable)."),
-    exclude: List[str] = typer.Option([], "--exclude", help="gitignore-style pattern of paths to skip; replaces the configured list (repeatable)."),
-    extend_exclude: List[str] = typer.Option([], "--extend-exclude", help="Pattern to skip in addition (repeatable)."),
-    baseline: Optional[Path] = typer.Option(None, "--baseline", help="Report only findings not recorded in this baseline file."),
+    ctx: typer.Context,
+    # Text, not Path: the fix hint repeats the paths as they were typed (`src/`).
+    paths: List[str] = typer.Argument(..., metavar="PATH", help="Files or folders to scan."),
+    target: str = typer.Option("portable", "--target", "-t", metavar="TARGET", help=TARGET_HELP),
+    fmt: str = typer.Option("text", "--format", "-f", metavar="FORMAT", help="text, json, sarif, github or junit."),
+    fail_on: str = typer.Option("error", "--fail-on", metavar="LEVEL", help="Lowest severity that makes the exit code 1: error, warning, info or never."),
+    select: List[str] = typer.Option([], "--select", metavar="CODE", help=SELECT_HELP),
+    extend_select: List[str] = typer.Option([], "--extend-select", metavar="CODE", help=EXTEND_SELECT_HELP),
+    ignore: List[str] = typer.Option([], "--ignore", metavar="CODE", help=IGNORE_HELP),
+    exclude: List[str] = typer.Option([], "--exclude", metavar="PATTERN", help="gitignore-style pattern of paths to skip; replaces the configured list (repeatable)."),
+    extend_exclude: List[str] = typer.Option([], "--extend-exclude", metavar="PATTERN", help="Pattern to skip in addition (repeatable)."),
+    baseline: Optional[Path] = typer.Option(None, "--baseline", metavar="FILE", help="Report only findings not recorded in this baseline file."),
     exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even when findings reach --fail-on."),
     unused_noqa: bool = typer.Option(False, "--report-unused-noqa", help="Report `# noqa` codes that suppress nothing (NRN001)."),
-    jobs: int = typer.Option(0, "--jobs", "-j", help="Worker processes (0 = one per CPU)."),
+    jobs: int = typer.Option(0, "--jobs", "-j", metavar="N", help="Worker processes (0 = one per CPU)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the result cache."),
-    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Result cache folder (default: the user cache folder, e.g. ~/.cache/neuron-migrator)."),
+    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", metavar="DIR", show_default=CACHE_DEFAULT, help="Result cache folder (e.g. ~/.cache/neuron-migrator on Linux)."),
     statistics: bool = typer.Option(False, "--statistics", help="Also print counts per category."),
-    force_exclude: Optional[bool] = typer.Option(None, "--force-exclude/--no-force-exclude", help="Apply the excludes to files named on the command line too (the pre-commit hooks do)."),
-    config: Optional[Path] = typer.Option(None, "--config", help=CONFIG_HELP),
+    force_exclude: bool = typer.Option(False, "--force-exclude/--no-force-exclude", help="Apply the excludes to files named on the command line too (the pre-commit hooks do)."),
+    output_file: Optional[Path] = typer.Option(None, "--output-file", "-o", metavar="FILE", show_default="stdout", help="Write the report to this file (replaced atomically), in any --format."),
+    config: Optional[Path] = typer.Option(None, "--config", metavar="FILE", show_default=CONFIG_DEFAULT, help=CONFIG_HELP),
 ) -> None:
     """Report migration blockers in PATHS."""
     from migrator.api import scan_paths
-    from migrator.report.baseline import BaselineError, filter_new, read_baseline
+    from migrator.report.baseline import BaselineError, filter_new, project_root, read_baseline
     from migrator.core.catalogue import RuleError
     from migrator.core.findings import Severity
     from migrator.report import REPORTERS
 
-    settings = _settings(config)
+    target, fail_on, force_exclude = (_given(ctx, n, v) for n, v in (("target", target), ("fail_on", fail_on),
+                                                                     ("force_exclude", force_exclude)))
+    settings = _settings(config, paths)
     if fmt not in REPORTERS:
         raise _fail(f"--format: '{fmt}' is not one of {', '.join(REPORTERS)}")
     fail_on = fail_on or settings.fail_on
@@ -163,7 +217,7 @@ def scan(
         raise _fail(f"--fail-on: '{fail_on}' is not one of error, warning, info, never")
     progress, update = _progress_bar()
     options = _scan_options(settings, target, select, ignore, exclude, extend_exclude, jobs, unused_noqa, no_cache, cache_dir,
-                            update, force_exclude)
+                            update, force_exclude, extend_select)
     if fmt in ("json", "sarif"):  # these formats carry each fix's edits
         options = dataclasses.replace(options, fix_edits=True)
     try:
@@ -174,64 +228,120 @@ def scan(
     finally:
         if progress is not None:
             progress.stop()
-    findings = filter_new(report.findings, known) if known is not None else report.findings
-    color = fmt == "text" and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    _warn_if_empty(report)
+    findings = (filter_new(report.findings, known, root=project_root(paths, settings.root)) if known is not None
+                else report.findings)
+    color = fmt == "text" and output_file is None and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     stats = {"files": report.files, "lines": report.lines, "seconds": report.seconds, "statistics": statistics,
              "target": options.target, "extend_rules": options.extend_rules, "color": color,
-             "baselined": len(report.findings) - len(findings) if known is not None else None}
-    sys.stdout.write(REPORTERS[fmt](findings, stats))
+             "baselined": len(report.findings) - len(findings) if known is not None else None,
+             "fix_command": _fix_command(options.target, paths, select=select, extend_select=extend_select, ignore=ignore,
+                                         exclude=exclude, extend_exclude=extend_exclude, force_exclude=force_exclude,
+                                         config=config)}
+    _emit(REPORTERS[fmt](findings, stats), output_file)
     if report.internal_errors:
         raise _fail(f"the tool failed on {report.internal_errors} file(s); see the NRN000 findings that say 'internal error'")
     if not exit_zero and fail_on != "never" and any(f.severity.rank >= Severity(fail_on).rank for f in findings):
         raise typer.Exit(1)
 
 
-baseline_app = typer.Typer(no_args_is_help=True, help="Record today's findings so that only new ones fail.")
+def _warn_if_empty(report) -> None:
+    """As ruff: a run that found nothing to scan says so (on stderr; the exit code is unchanged)."""
+    if report.files == 0:
+        typer.echo("neuron-migrator: warning: No files to scan found under the given path(s)", err=True)
+
+
+def _fix_command(target: str, paths, *, config=None, force_exclude=None, **lists) -> str:
+    """The `fix` command line that rewrites what this scan reported: the same target, the same
+    selection and excludes as given on the command line (the configuration is found again from
+    the same paths), and the same paths."""
+    import shlex
+
+    words = ["neuron-migrator", "fix", "--target", target]
+    for name, values in lists.items():
+        words += [part for value in values for part in (f"--{name.replace('_', '-')}", value)]
+    if force_exclude is not None:
+        words.append("--force-exclude" if force_exclude else "--no-force-exclude")
+    if config is not None:
+        words += ["--config", str(config)]
+    names = [str(p) for p in paths]
+    if any(name.startswith("-") for name in names):
+        words.append("--")
+    return shlex.join(words + names)
+
+
+def _emit(text: str, output_file: Optional[Path]) -> None:
+    """The report on stdout, or in `output_file` (atomic: a reader never sees half a report)."""
+    if output_file is None:
+        sys.stdout.write(text)
+        return
+    from migrator.core.fsutil import replace_file
+
+    try:
+        replace_file(output_file, text.encode("utf-8", "surrogateescape"))
+    except OSError as exc:
+        raise _fail(f"--output-file: {exc}") from None
+
+
+baseline_app = typer.Typer(cls=_Group, no_args_is_help=True, help="Record today's findings so that only new ones fail.")
 app.add_typer(baseline_app, name="baseline")
 
 
-@baseline_app.command("create")
+@baseline_app.command("create", cls=_Command)
 def baseline_create(
-    paths: List[Path] = typer.Argument(..., help="Files or folders to scan."),
-    output: Path = typer.Option(Path(".neuron-migrator-baseline.json"), "--output", "-o", help="Baseline file to write."),
-    target: Optional[str] = typer.Option(None, "--target", "-t", help=TARGET_HELP),
-    config: Optional[Path] = typer.Option(None, "--config", help=CONFIG_HELP),
+    ctx: typer.Context,
+    paths: List[Path] = typer.Argument(..., metavar="PATH", help="Files or folders to scan."),
+    output: Path = typer.Option(Path(".neuron-migrator-baseline.json"), "--output", "-o", metavar="FILE", help="Baseline file to write."),
+    target: str = typer.Option("portable", "--target", "-t", metavar="TARGET", help=TARGET_HELP),
+    config: Optional[Path] = typer.Option(None, "--config", metavar="FILE", show_default=CONFIG_DEFAULT, help=CONFIG_HELP),
 ) -> None:
     """Write a baseline of the current findings (use it with `scan --baseline FILE`)."""
     from migrator.api import scan_paths
-    from migrator.report.baseline import write_baseline
+    from migrator.report.baseline import project_root, write_baseline
     from migrator.core.catalogue import RuleError
 
-    settings = _settings(config)
+    target = _given(ctx, "target", target)
+    settings = _settings(config, paths)
     options = _scan_options(settings, target, [], [], [], [], 0, False, True, None)
     try:
         report = scan_paths(paths, options)
     except (FileNotFoundError, RuleError) as exc:
         raise _fail(str(exc)) from None
+    _warn_if_empty(report)
     try:
-        count = write_baseline(report.findings, output)
+        count = write_baseline(report.findings, output, root=project_root(paths, settings.root))
     except OSError as exc:
         raise _fail(f"--output: {exc}") from None
     typer.echo(f"wrote {output}: {count} findings recorded")
 
 
-@app.command()
+@app.command(cls=_Command)
 def fix(
-    paths: List[Path] = typer.Argument(..., help="Files or folders to fix."),
-    target: Optional[str] = typer.Option(None, "--target", "-t", help=TARGET_HELP),
+    ctx: typer.Context,
+    paths: List[Path] = typer.Argument(..., metavar="PATH", help="Files or folders to fix."),
+    target: str = typer.Option("portable", "--target", "-t", metavar="TARGET", help=TARGET_HELP),
     write: bool = typer.Option(False, "--write", help="Write the changes (default: print a unified diff)."),
-    unsafe_fixes: Optional[bool] = typer.Option(None, "--unsafe-fixes/--no-unsafe-fixes", help="Also apply fixes that may change numerics or behaviour."),
+    unsafe_fixes: bool = typer.Option(False, "--unsafe-fixes/--no-unsafe-fixes", help="Also apply fixes that may change numerics or behaviour."),
+    diff: bool = typer.Option(False, "--diff", help="Only print the diff (nothing is written, even with --write) and a one-line summary; exit 1 when files would change."),
     partial: bool = typer.Option(False, "--partial", help="Also rewrite files that keep a CUDA-only call with no automatic rewrite (by default such a file is left unchanged, with the blocker named)."),
-    exclude: List[str] = typer.Option([], "--exclude", help="gitignore-style pattern of paths to skip (repeatable)."),
-    force_exclude: Optional[bool] = typer.Option(None, "--force-exclude/--no-force-exclude", help="Apply the excludes to files named on the command line too (the pre-commit hooks do)."),
-    config: Optional[Path] = typer.Option(None, "--config", help=CONFIG_HELP),
+    select: List[str] = typer.Option([], "--select", metavar="CODE", help=SELECT_HELP),
+    extend_select: List[str] = typer.Option([], "--extend-select", metavar="CODE", help=EXTEND_SELECT_HELP),
+    ignore: List[str] = typer.Option([], "--ignore", metavar="CODE", help=IGNORE_HELP),
+    exclude: List[str] = typer.Option([], "--exclude", metavar="PATTERN", help="gitignore-style pattern of paths to skip; replaces the configured list (repeatable)."),
+    extend_exclude: List[str] = typer.Option([], "--extend-exclude", metavar="PATTERN", help="Pattern to skip in addition (repeatable)."),
+    force_exclude: bool = typer.Option(False, "--force-exclude/--no-force-exclude", help="Apply the excludes to files named on the command line too (the pre-commit hooks do)."),
+    config: Optional[Path] = typer.Option(None, "--config", metavar="FILE", show_default=CONFIG_DEFAULT, help=CONFIG_HELP),
 ) -> None:
     """Rewrite what can be rewritten safely; print a diff unless --write."""
     from migrator.api import fix_paths
 
-    settings = _settings(config)
-    options = _scan_options(settings, target, [], [], exclude, [], 1, False, True, None, force_exclude=force_exclude)
+    target, unsafe_fixes, force_exclude = (_given(ctx, n, v) for n, v in (
+        ("target", target), ("unsafe_fixes", unsafe_fixes), ("force_exclude", force_exclude)))
+    settings = _settings(config, paths)
+    options = _scan_options(settings, target, select, ignore, exclude, extend_exclude, 1, False, True, None, force_exclude=force_exclude,
+                            extend_select=extend_select)
     unsafe = settings.unsafe_fixes if unsafe_fixes is None else unsafe_fixes
+    write = write and not diff  # as ruff: --diff never writes
     try:
         results = fix_paths(paths, options, unsafe=unsafe, write=write, partial=partial)
     except FileNotFoundError as exc:
@@ -243,12 +353,30 @@ def fix(
                 # On a terminal, code from the repository is shown escaped; on a pipe the
                 # diff stays a patch that applies byte for byte.
                 sys.stdout.write(result.diff if not sys.stdout.isatty() else _printable_diff(result.diff))
-    _fix_report(results, write)
+    if diff:
+        _diff_summary(results)
+    else:
+        _fix_report(results, write)
     failed = sum(1 for r in results if r.error)
     if failed:
         raise typer.Exit(2)
     if pending:
         raise typer.Exit(1)
+
+
+def _diff_summary(results) -> None:
+    """`fix --diff`: on stderr, what failed and one line of counts (ruff's "Would fix N errors")."""
+    from migrator.core.lines import printable
+
+    changed = [r for r in results if r.outcome.changed and not r.error]
+    fixes = sum(len(r.outcome.applied) for r in changed)
+    manual = sum(len(r.outcome.manual) for r in results if not r.error)
+    for r in results:
+        if r.error:
+            typer.echo(f"{printable(r.path)}: not changed: {printable(r.error)}", err=True)
+    files = f"{len(changed)} file{'s' if len(changed) != 1 else ''}"
+    typer.echo(f"Would fix {fixes} finding{'s' if fixes != 1 else ''} in {files}; {manual} left for a person"
+               + (f"; {sum(1 for r in results if r.error)} failed." if any(r.error for r in results) else "."), err=True)
 
 
 def _printable_diff(diff: str) -> str:
@@ -322,15 +450,19 @@ def _fix_report(results, write: bool) -> None:
     err.print(f"{len(applied)} {verb.lower()}, {len(manual)} left for a person, {len(failed)} failed.", markup=False)
 
 
-@app.command()
+@app.command(cls=_Command)
 def rules(
-    args: Optional[List[str]] = typer.Argument(None, help="NRNxxx to explain one rule, or `test DIR` to check a rule folder's examples."),
-    config: Optional[Path] = typer.Option(None, "--config", help=CONFIG_HELP),
+    args: Optional[List[str]] = typer.Argument(None, metavar="RULE", help="NRNxxx to explain one rule, or `test DIR` to check a rule folder's examples."),
+    fmt: str = typer.Option("text", "--format", "-f", metavar="FORMAT", help="text or json (the list, or one rule)."),
+    config: Optional[Path] = typer.Option(None, "--config", metavar="FILE", show_default=CONFIG_DEFAULT, help="pyproject.toml whose tool.neuron-migrator table to use (extend-rules), instead of searching up from here."),
 ) -> None:
     """List the rule catalogue, explain one rule, or test a folder of team rules."""
     from migrator.core.catalogue import RuleError, TARGETS as ALL, load_catalogue
+    from migrator.docgen import rule_record
 
     args = args or []
+    if fmt not in ("text", "json"):
+        raise _fail(f"--format: '{fmt}' is not one of text, json")
     settings = _settings(config)
     if args[:1] == ["test"]:
         if len(args) != 2:
@@ -340,6 +472,9 @@ def rules(
         catalogue = load_catalogue(settings.extend_rules)
     except RuleError as exc:
         raise _fail(str(exc)) from None
+    if not args and fmt == "json":
+        typer.echo(json.dumps([rule_record(r) for r in catalogue.rules], indent=2))
+        return
     if not args:
         typer.echo(f"{'id':7} {'name':30} {'category':13} {'portable':8} {'neuron':8} {'xla':8} {'inf1':8} fix")
         for r in catalogue.rules:
@@ -350,6 +485,9 @@ def rules(
         r = catalogue.by_id(args[0])
     except KeyError:
         raise _fail(f"rule '{args[0]}' does not exist; see `neuron-migrator rules`") from None
+    if fmt == "json":
+        typer.echo(json.dumps(rule_record(r, details=True), indent=2))
+        return
     typer.echo(f"{r.id} {r.name}: {r.summary}\n")
     typer.echo(f"What it does\n  {r.docs['what'].strip()}\n\nWhy is this bad?\n  {r.docs['why'].strip()}\n")
     bad = r.examples["bad"][0]
@@ -390,14 +528,15 @@ def _rules_test(folder: Path) -> None:
         raise typer.Exit(1)
 
 
-@app.command()
-def instances(fmt: str = typer.Option("text", "--format", "-f", help="text or json.")) -> None:
-    """Print the instance catalog (each fact with its source and confidence)."""
-    from migrator.deploy import load_instances
+@app.command(cls=_Command)
+def instances(fmt: str = typer.Option("text", "--format", "-f", metavar="FORMAT", help="text or json.")) -> None:
+    """Print the instance catalog (each fact with its source, its link and confidence)."""
+    from migrator.deploy.launch_template import load_instances, load_sources, source_links
 
     catalog = load_instances()
     if fmt == "json":
-        typer.echo(json.dumps(catalog, indent=2, sort_keys=True))
+        cited = {name: {**entry, "source_links": source_links(name)} for name, entry in catalog.items()}
+        typer.echo(json.dumps(cited, indent=2, sort_keys=True))
         return
     if fmt != "text":
         raise _fail(f"--format: '{fmt}' is not one of text, json")
@@ -412,40 +551,72 @@ def instances(fmt: str = typer.Option("text", "--format", "-f", help="text or js
         typer.echo(f"{name:16} {cell('chips', 5)} {cell('neuron_cores', 5)} {cell('accelerator_memory_gib', 9)} {cell('vcpus', 5)} "
                    f"{cell('memory_gib', 7)} {cell('network_cards', 5)} {cell('efa_interfaces', 4)}  {','.join(i['targets']):12} {i['confidence']}")
     if marked:
-        typer.echo("* this fact has its own source and confidence (see --format json)")
+        typer.echo("* this fact has its own source and confidence (below)")
+    typer.echo("\nSources")
+    for name, i in catalog.items():
+        typer.echo(f"  {name:16} {i['source']}")
+        for fact, own in (i.get("facts") or {}).items():
+            typer.echo(f"    {fact + '*':16} {own['source']} ({own['confidence']})")
+    typer.echo("\nLinks")
+    sources = load_sources()
+    cited: dict[str, dict[str, list[str]]] = {}
+    for name, i in catalog.items():
+        for source, url in source_links(name).items():
+            cited.setdefault(source, {}).setdefault(url, [])
+            if i["family"] not in cited[source][url]:
+                cited[source][url].append(i["family"])
+    for source in sources:
+        if source not in cited:
+            continue
+        typer.echo(f"  {source:16} {sources[source]['title']}")
+        for url, families in cited[source].items():
+            which = f"{', '.join(families)}: " if isinstance(sources[source]["url"], dict) else ""
+            typer.echo(f"  {'':16}   {which}{url}")
 
 
-@app.command()
+# Shown in `generate --help`; tests/test_friction.py checks them against DeploymentSpec's defaults.
+GENERATE_DEFAULTS = {"name": "neuron", "workload": "training", "nodes": 1, "capacity": "on-demand",
+                     "root_volume_gib": 512, "kubernetes_version": "1.34", "plain_ami": False}
+
+
+@app.command(cls=_Command)
 def generate(
-    kind: str = typer.Argument(..., help="launch-template, cloudformation, terraform, parallelcluster, eks or user-data."),
-    output: Path = typer.Option(..., "--output", "-o", help="Folder to write into (created; nothing is written on error)."),
-    spec: Optional[Path] = typer.Option(None, "--spec", help="YAML spec file with the fields below (see samples/deploy-spec.yaml); flags override it."),
-    fmt: Optional[str] = typer.Option(None, "--format", help="launch-template only: json (default; boto3 / aws-cli payloads) or cloudformation."),
-    instance_type: Optional[str] = typer.Option(None, "--instance-type", help="e.g. trn2.48xlarge (see `neuron-migrator instances`)."),
-    region: Optional[str] = typer.Option(None, "--region", help="AWS region, e.g. us-east-2."),
-    name: Optional[str] = typer.Option(None, "--name", help="Prefix of resource names and the Name tag (default neuron)."),
-    workload: Optional[str] = typer.Option(None, "--workload", help="training (default) or inference."),
-    nodes: Optional[int] = typer.Option(None, "--nodes", help="Number of instances (default 1); multi-node training needs EFA."),
-    target: Optional[str] = typer.Option(None, "--target", help="neuron, xla or inf1 (default: the hardware's)."),
-    efa: Optional[bool] = typer.Option(None, "--efa/--no-efa", help="EFA on every network card (default: when the type has EFA)."),
-    subnet_id: List[str] = typer.Option([], "--subnet-id", help="Subnet for the nodes (repeatable; the first is used)."),
-    security_group_id: List[str] = typer.Option([], "--security-group-id", help="Extra security groups (the EFA group is always created)."),
-    key_name: Optional[str] = typer.Option(None, "--key-name", help="Optional EC2 key pair (no SSH rule is opened)."),
-    capacity: Optional[str] = typer.Option(None, "--capacity", help="on-demand (default), reservation or capacity-block."),
-    capacity_reservation_id: Optional[str] = typer.Option(None, "--capacity-reservation-id", help="cr-... for reservation and capacity-block."),
-    root_volume_gib: Optional[int] = typer.Option(None, "--root-volume-gib", help="Root gp3 volume in GiB (default 512; >= 512 on Trn)."),
-    ami_ssm_parameter: Optional[str] = typer.Option(None, "--ami-ssm-parameter", help="SSM parameter path of the AMI."),
-    ami_id: Optional[str] = typer.Option(None, "--ami-id", help="A pinned AMI id instead of an SSM parameter."),
-    plain_ami: Optional[bool] = typer.Option(None, "--plain-ami/--dlami", help="The AMI is not a Neuron DLAMI: user data installs Neuron."),
-    s3_prefix: Optional[str] = typer.Option(None, "--s3-prefix", help="s3://bucket/prefix the nodes may read (data, compile cache)."),
-    kubernetes_version: Optional[str] = typer.Option(None, "--kubernetes-version", help="eks only: EKS version (default 1.34)."),
-    image: Optional[str] = typer.Option(None, "--image", help="eks only: container image of the example workload."),
-    tag: List[str] = typer.Option([], "--tag", help="KEY=VALUE tag (repeatable)."),
+    ctx: typer.Context,
+    kind: str = typer.Argument(..., metavar="KIND", help="launch-template, cloudformation, terraform, parallelcluster, eks or user-data."),
+    output: Path = typer.Option(..., "--output", "-o", metavar="DIR", help="Folder to write into (created; nothing is written on error)."),
+    spec: Optional[Path] = typer.Option(None, "--spec", metavar="FILE", help="YAML spec file with the fields below (see samples/deploy-spec.yaml); flags override it."),
+    fmt: str = typer.Option("json", "--format", metavar="FORMAT", help="launch-template only: json (boto3 / aws-cli payloads) or cloudformation."),
+    instance_type: Optional[str] = typer.Option(None, "--instance-type", metavar="TYPE", help="e.g. trn2.48xlarge (see `neuron-migrator instances`)."),
+    region: Optional[str] = typer.Option(None, "--region", metavar="REGION", help="AWS region, e.g. us-east-2."),
+    name: str = typer.Option(GENERATE_DEFAULTS["name"], "--name", metavar="NAME", help="Prefix of resource names and the Name tag."),
+    workload: str = typer.Option(GENERATE_DEFAULTS["workload"], "--workload", metavar="WORKLOAD", help="training or inference."),
+    nodes: int = typer.Option(GENERATE_DEFAULTS["nodes"], "--nodes", metavar="N", help="Number of instances; multi-node training needs EFA."),
+    target: Optional[str] = typer.Option(None, "--target", metavar="TARGET", show_default="the hardware's", help="neuron, xla or inf1."),
+    efa: Optional[bool] = typer.Option(None, "--efa/--no-efa", show_default="when the type has EFA", help="EFA on every network card."),
+    subnet_id: List[str] = typer.Option([], "--subnet-id", metavar="ID", help="Subnet for the nodes (repeatable; the first is used)."),
+    security_group_id: List[str] = typer.Option([], "--security-group-id", metavar="ID", help="Extra security groups (the EFA group is always created)."),
+    key_name: Optional[str] = typer.Option(None, "--key-name", metavar="NAME", help="Optional EC2 key pair (no SSH rule is opened)."),
+    capacity: str = typer.Option(GENERATE_DEFAULTS["capacity"], "--capacity", metavar="CAPACITY", help="on-demand, reservation or capacity-block."),
+    capacity_reservation_id: Optional[str] = typer.Option(None, "--capacity-reservation-id", metavar="ID", help="cr-... for reservation and capacity-block."),
+    root_volume_gib: int = typer.Option(GENERATE_DEFAULTS["root_volume_gib"], "--root-volume-gib", metavar="GIB", help="Root gp3 volume in GiB (>= 512 on Trn)."),
+    ami_ssm_parameter: Optional[str] = typer.Option(None, "--ami-ssm-parameter", metavar="PATH", show_default="the Neuron DLAMI's for the hardware", help="SSM parameter path of the AMI."),
+    ami_id: Optional[str] = typer.Option(None, "--ami-id", metavar="AMI", help="A pinned AMI id instead of an SSM parameter."),
+    plain_ami: bool = typer.Option(GENERATE_DEFAULTS["plain_ami"], "--plain-ami/--dlami", help="--plain-ami: the AMI is not a Neuron DLAMI, so user data installs Neuron."),
+    s3_prefix: Optional[str] = typer.Option(None, "--s3-prefix", metavar="URL", help="s3://bucket/prefix the nodes may read (data, compile cache)."),
+    kubernetes_version: str = typer.Option(GENERATE_DEFAULTS["kubernetes_version"], "--kubernetes-version", metavar="VERSION", help="eks only: EKS version."),
+    image: Optional[str] = typer.Option(None, "--image", metavar="IMAGE", show_default="the Neuron DLC for the target and workload, where one is published", help="eks only: container image of the example workload."),
+    tag: List[str] = typer.Option([], "--tag", metavar="KEY=VALUE", help="Tag for every resource (repeatable)."),
 ) -> None:
     """Deployment configs for trn1/trn1n/trn2/trn2u/trn3/inf2, checked before anything is written."""
     from migrator.deploy import SpecError
     from migrator.deploy.generate import KINDS, generate as generate_kind
     from migrator.deploy.spec import build_spec
+
+    # A spec file's values count unless the flag itself was given.
+    fmt, name, workload, nodes, capacity, root_volume_gib, plain_ami, kubernetes_version = (
+        _given(ctx, n, v) for n, v in (("fmt", fmt), ("name", name), ("workload", workload), ("nodes", nodes),
+                                       ("capacity", capacity), ("root_volume_gib", root_volume_gib),
+                                       ("plain_ami", plain_ami), ("kubernetes_version", kubernetes_version)))
 
     kinds = ["launch-template", *[k for k in KINDS if not k.startswith("launch-template")]]
     if kind not in kinds:

@@ -1,7 +1,8 @@
 """`[tool.neuron-migrator]` in pyproject.toml, validated into one frozen `Settings`.
 
-The file is found by walking up from the working directory; the first pyproject.toml that has
-the table wins (no cascade). Precedence: command-line flags, then the file, then defaults.
+The file is found by walking up from the first path given on the command line (the working
+directory when none is given, as for `rules`), as ruff does; the first pyproject.toml that has
+the table wins (no cascade). An explicit `--config FILE` wins over the search. Precedence: command-line flags, then the file, then defaults.
 
     [tool.neuron-migrator]
     target = "neuron"                 # portable | neuron | xla | inf1
@@ -107,7 +108,8 @@ def _read_toml(path: Path) -> dict[str, Any] | None:
 
 
 def find_config(start: Path | None = None) -> Path | None:
-    """The nearest pyproject.toml (walking up) that has a [tool.neuron-migrator] table."""
+    """The nearest pyproject.toml that has a [tool.neuron-migrator] table, walking up from
+    `start` (a file or folder; default: the working directory)."""
     here = (start or Path.cwd()).resolve()
     for folder in (here, *here.parents):
         candidate = folder / "pyproject.toml"
@@ -147,7 +149,7 @@ def _codes(value: Any, key: str, path: Path) -> tuple[str, ...]:
 
 
 def load_settings(config: Path | None = None, start: Path | None = None) -> Settings:
-    """Read the configuration (explicit `config`, else the nearest one) into Settings.
+    """Read the configuration (explicit `config`, else the nearest one up from `start`) into Settings.
 
     Raises:
         SettingsError: unreadable TOML, an unknown key or a bad value (names file and key).

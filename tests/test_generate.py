@@ -287,9 +287,11 @@ def test_karpenter_check_catches_a_bad_field():
     assert proc.returncode == 1 and "httpTokens" in proc.stdout
 
 
-def test_eks_needs_an_image_where_no_dlc_is_published(cli, tmp_path):
+def test_eks_without_a_published_image_writes_the_cluster_files_and_says_why_there_is_no_workload(cli, tmp_path):
     proc = cli("generate", "eks", "--instance-type", "trn2.48xlarge", "--region", "us-east-2", "--output", tmp_path / "o")
-    assert proc.returncode == 2 and "--image" in proc.stderr and not (tmp_path / "o").exists()
+    assert proc.returncode == 0 and "no workload.yaml" in proc.stderr and "--image" in proc.stderr
+    assert sorted(p.name for p in (tmp_path / "o").iterdir()) == [
+        "device-plugin-affinity.yaml", "install-neuron-plugins.sh", "karpenter.yaml"]
 
 
 @pytest.mark.parametrize("body, field", [

@@ -41,11 +41,15 @@ def _terraform(plan: dict[str, Any]) -> dict[str, str]:
 
 
 def _parallelcluster(plan: dict[str, Any]) -> dict[str, str]:
+    # Both are the user's own resources (nothing to default to): name every missing one at once.
+    missing = []
     if not plan["subnet_id"]:
-        raise SpecError("--subnet-id", "a ParallelCluster config needs the subnet of its head node and queue")
+        missing.append(("--subnet-id", "a ParallelCluster config needs the subnet of its head node and queue"))
     if plan["image"]["kind"] != "id" and not plan["s3"]:
-        raise SpecError("--s3-prefix", "without --ami-id (a Neuron-ready image) the cluster installs Neuron with an "
-                        "OnNodeConfigured script, which ParallelCluster reads from S3: give --s3-prefix")
+        missing.append(("--s3-prefix", "without --ami-id (a Neuron-ready image) the cluster installs Neuron with an "
+                        "OnNodeConfigured script, which ParallelCluster reads from S3: give --s3-prefix"))
+    if missing:
+        raise SpecError(" and ".join(f for f, _ in missing), "; ".join(m for _, m in missing))
     files = {}
     context = {**plan, "queue_name": re.sub(r"[^a-z0-9-]", "-", plan["name"].lower())[:30] or "neuron"}
     if plan["image"]["kind"] != "id":
@@ -75,8 +79,10 @@ def _eks(plan: dict[str, Any]) -> dict[str, str]:
         raise SpecError("--target", "EKS outputs cover the neuron and xla targets")
     image = plan["container_image"] or _DLC.get((inst["target"], plan["workload"]))
     if image is None:
-        raise SpecError("--image", "the TorchNeuron training container's image is not published in our sources; "
-                        "give the image to run with --image")
+        # The node pool, device plugins and install script do not depend on the image: write
+        # them, and say why the example workload is missing rather than guess an image.
+        plan["notes"].append(f"no workload.yaml: the {inst['target']} {plan['workload']} container's image is not "
+                             "published in our sources; add --image IMAGE for an example workload")
     name = plan["name"].lower()
     if not _DNS1123.fullmatch(name):
         raise SpecError("--name", f"'{plan['name']}' is not a Kubernetes name (lower-case letters, digits, '-')")
@@ -96,21 +102,23 @@ def _eks(plan: dict[str, Any]) -> dict[str, str]:
     memory_limit = f"{int(inst['memory_gib'] * 0.9)}Gi" if inst["memory_gib"] else "32Gi"
     context = {**plan, "name": name, "image": image, "resources": resources, "partial": partial, "neuron_types": types,
                "cpu_limit": cpu_limit, "memory_limit": memory_limit}
-    return {
+    files = {
         "karpenter.yaml": render_template("eks/karpenter.yaml.j2", context),
         "device-plugin-affinity.yaml": render_template("eks/device-plugin-affinity.yaml.j2", context),
         "install-neuron-plugins.sh": render_template("eks/install-neuron-plugins.sh.j2", context),
-        "workload.yaml": render_template("eks/workload.yaml.j2", context),
     }
+    if image is not None:
+        files["workload.yaml"] = render_template("eks/workload.yaml.j2", context)
+    return files
 
 
 def _check_eks(files: dict[str, str], plan: dict[str, Any]) -> None:
-    docs = [d for name in ("karpenter.yaml", "workload.yaml") for d in yaml.safe_load_all(files[name]) if d]
+    docs = [d for name in ("karpenter.yaml", "workload.yaml") if name in files for d in yaml.safe_load_all(files[name]) if d]
     for doc in docs:
         if not _DNS1123.fullmatch(doc["metadata"]["name"]):
             raise ValueError(f"{doc['kind']}: '{doc['metadata']['name']}' is not a valid Kubernetes name")
-    workload = docs[-1]  # after the Namespace
-    limits = workload["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]
+    workload = docs[-1] if "workload.yaml" in files else None  # after the Namespace
+    limits = workload["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"] if workload else {}
     devices = int(limits.get("aws.amazon.com/neuron", 0))
     # Trn1 allocations must be 1, 4, 8 or 16 devices (2D torus; Neuron scheduler docs).
     if plan["instance"]["family"] in ("trn1", "trn1n") and devices and devices not in (1, 4, 8, 16):

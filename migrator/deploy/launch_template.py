@@ -31,7 +31,8 @@ from migrator.core.fsutil import write_temp
 from migrator.core.yamldata import load_strict
 from migrator.deploy.render import render_template
 
-__all__ = ["LaunchSpec", "SpecError", "GenerateResult", "load_instances", "plan_launch_template"]
+__all__ = ["LaunchSpec", "SpecError", "GenerateResult", "load_instances", "load_sources",
+           "source_links", "plan_launch_template"]
 
 # Ubuntu 24.04 Neuron DLAMIs; the TorchNeuron (2.33) DLAMI's SSM path is not published in our
 # sources, and XLA torch-neuronx left the DLAMIs in 2.32, so both targets start from the Base
@@ -81,6 +82,28 @@ def load_instances() -> dict[str, dict[str, Any]]:
     single facts (see `fact_source`).
     """
     return load_strict((Path(__file__).with_name("instances.yaml")).read_text(encoding="utf-8"))
+
+
+def load_sources() -> dict[str, dict[str, Any]]:
+    """The sources the catalog cites (`sources.yaml`): name -> title and url (one link, or one
+    per instance family)."""
+    return yaml.safe_load((Path(__file__).with_name("sources.yaml")).read_text(encoding="utf-8"))
+
+
+def source_links(instance_type: str) -> dict[str, str]:
+    """Name -> link of every source cited for `instance_type` (its own and its facts'), in
+    the order cited."""
+    entry = load_instances()[instance_type]
+    sources = load_sources()
+    cited = [entry["source"], *(own["source"] for own in (entry.get("facts") or {}).values())]
+    links: dict[str, str] = {}
+    for text in cited:
+        for part in str(text).split(";"):
+            name = part.strip().split(" ", 1)[0]
+            if name in sources and name not in links:
+                url = sources[name]["url"]
+                links[name] = url[entry["family"]] if isinstance(url, dict) else url
+    return links
 
 
 def fact_source(instance_type: str, fact: str) -> tuple[str, str]:

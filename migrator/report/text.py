@@ -21,7 +21,8 @@ def render_text(findings: Sequence[Finding], stats: dict[str, Any] | None = None
     """`path:line:col NRNxxx [*] message (severity)`; `[*]` marks a safe fix for the scanned target.
 
     With `stats["color"]` (the CLI sets it only for a terminal without NO_COLOR) the output is
-    coloured with rich; otherwise it is plain text.
+    coloured with rich; otherwise it is plain text. `stats["fix_command"]` is the `fix` command
+    line the summary suggests (default: `neuron-migrator fix --target TARGET`).
     """
     color = bool(stats and stats.get("color"))
     if color:
@@ -53,8 +54,10 @@ def render_text(findings: Sequence[Finding], stats: dict[str, Any] | None = None
         summary += f" in {files} file{'s' if files != 1 else ''}, {stats['lines']} lines, {stats['seconds']:.1f} s"
     target = (stats or {}).get("target")
     if fixable:
-        # The hint holds for the target the scan was made for: the fixes differ per target.
-        summary += f"; {fixable} fixable with `neuron-migrator fix" + (f" --target {target}`" if target else "`")
+        # The hint holds for the target (and the selection) the scan was made for: the CLI hands
+        # the whole command in `fix_command`, so copying it fixes what was reported.
+        command = (stats or {}).get("fix_command") or "neuron-migrator fix" + (f" --target {target}" if target else "")
+        summary += f"; {fixable} fixable with `{escape(printable(command))}`"
     if unsafe:
         summary += f"; {unsafe} more with `--unsafe-fixes`"
     if stats and stats.get("baselined"):
