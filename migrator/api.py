@@ -30,7 +30,10 @@ if TYPE_CHECKING:
     from migrator.scan.engine import RuleIndex
     from migrator.fix.outcome import FixOutcome
 
-__all__ = ["ScanOptions", "ScanReport", "FileFix", "scan_paths", "scan_source", "fix_paths", "fix_source"]
+__all__ = ["ScanOptions", "ScanReport", "FileFix", "scan_paths", "scan_source", "fix_paths", "fix_source",
+           "render", "REPORT_FORMATS", "default_cache_dir", "rules", "rule_record", "check_example", "test_rules",
+           "read_baseline", "filter_new", "write_baseline", "project_root", "instances", "generate", "GENERATE_KINDS",
+           "BaselineError", "RuleError", "SpecError"]
 
 
 @dataclass
@@ -698,3 +701,77 @@ def _encode(text: str, original: bytes, kind: str) -> bytes:
         return (b"\xef\xbb\xbf" if bom else b"") + text.encode("utf-8")
     except UnicodeDecodeError:
         return text.encode("latin-1")
+
+
+# -- the other commands: the CLI reaches every part through these -----------------------------
+from migrator.core.catalogue import RuleError, RuleSpec  # noqa: E402
+from migrator.deploy.generate import KINDS as GENERATE_KINDS  # noqa: E402
+from migrator.deploy.launch_template import SpecError  # noqa: E402
+from migrator.docgen import rule_record  # noqa: E402
+from migrator.report import REPORTERS  # noqa: E402
+from migrator.report.baseline import BaselineError, filter_new, project_root, read_baseline, write_baseline  # noqa: E402
+
+REPORT_FORMATS = tuple(REPORTERS)
+
+
+def render(fmt: str, findings: Sequence[Finding], stats: dict | None = None) -> str:
+    """The report of `findings` in `fmt` (one of REPORT_FORMATS). Raises KeyError."""
+    return REPORTERS[fmt](findings, stats)
+
+
+def default_cache_dir() -> Path:
+    """The result cache folder when none is given (`NRN_CACHE_DIR`, else the user cache)."""
+    from migrator.scan.cache import user_cache_dir
+
+    return user_cache_dir() / "scan"
+
+
+def rules(extend_rules: Sequence[Path] = ()) -> Catalogue:
+    """The whole catalogue, built-in and team rules. Raises RuleError."""
+    return load_catalogue(tuple(extend_rules))
+
+
+def check_example(case, extend_rules: tuple = ()) -> list[str]:
+    """The problems with one embedded rule example (see `migrator.testing`); empty = passes."""
+    from migrator.testing import check_example as check
+
+    return check(case, scan_source, fix_source, extend_rules)
+
+
+def test_rules(folder: Path) -> tuple[int, list[tuple[str, list[str]]]]:
+    """`rules test DIR`: validate a team's rule folder and run its examples (as `fixit test`).
+
+    Returns:
+        (how many of the folder's rules there are, [(example id, its problems)] in order).
+    Raises:
+        RuleError: a rule file is broken. NotADirectoryError: `folder` is not a folder.
+    """
+    from migrator.testing import collect_examples
+
+    if not Path(folder).is_dir():
+        raise NotADirectoryError(f"{folder}: not a folder")
+    catalogue = load_catalogue([folder])
+    own = Catalogue(tuple(r for r in catalogue.rules if Path(folder).resolve() in r.path.resolve().parents))
+    return len(own.rules), [(case.id, check_example(case, (folder,))) for case in collect_examples(own)]
+
+
+def instances() -> dict[str, dict]:
+    """The instance catalog: per type its facts, source, confidence and `source_links`
+    ({source name: URL}), with `sources` ({name: {title, url}}) under the key "_sources"."""
+    from migrator.deploy.launch_template import load_instances, load_sources, source_links
+
+    out: dict[str, dict] = {name: {**entry, "source_links": source_links(name)} for name, entry in load_instances().items()}
+    out["_sources"] = load_sources()
+    return out
+
+
+def generate(kind: str, spec_file: Path | None, flags: dict, output: Path):
+    """Build the deployment spec (file, then flags) and write `kind` into `output`.
+
+    Returns a GenerateResult (files, replaced, notes). Raises SpecError or ValueError, and
+    then nothing is written.
+    """
+    from migrator.deploy.generate import generate as generate_kind
+    from migrator.deploy.spec import build_spec
+
+    return generate_kind(kind, build_spec(spec_file, flags), output)

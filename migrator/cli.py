@@ -129,7 +129,7 @@ def _selection(settings, select, extend_select) -> tuple[str, ...]:
 def _scan_options(settings, target, select, ignore, exclude, extend_exclude, jobs, unused_noqa, no_cache, cache_dir,
                   progress=None, force_exclude=None, extend_select=()):
     from migrator.api import ScanOptions
-    from migrator.scan.cache import user_cache_dir
+    from migrator.api import default_cache_dir
 
     target = target or settings.target
     _check_target(target)
@@ -138,7 +138,7 @@ def _scan_options(settings, target, select, ignore, exclude, extend_exclude, job
     excludes = tuple(exclude) or settings.exclude
     if cache_dir is not None and str(cache_dir).strip() in ("", "."):
         raise _fail("--cache-dir: give a folder of its own (not empty, not the current folder)")
-    cache = None if no_cache else (cache_dir or user_cache_dir() / "scan")
+    cache = None if no_cache else (cache_dir or default_cache_dir())
     return ScanOptions(
         target=target, select=_selection(settings, select, extend_select),
         ignore=_codes(ignore, "--ignore") or settings.ignore,
@@ -202,16 +202,14 @@ def scan(
 ) -> None:
     """Report migration blockers in PATHS."""
     from migrator.api import scan_paths
-    from migrator.report.baseline import BaselineError, filter_new, project_root, read_baseline
-    from migrator.core.catalogue import RuleError
+    from migrator.api import REPORT_FORMATS, BaselineError, RuleError, filter_new, project_root, read_baseline, render
     from migrator.core.findings import Severity
-    from migrator.report import REPORTERS
 
     target, fail_on, force_exclude = (_given(ctx, n, v) for n, v in (("target", target), ("fail_on", fail_on),
                                                                      ("force_exclude", force_exclude)))
     settings = _settings(config, paths)
-    if fmt not in REPORTERS:
-        raise _fail(f"--format: '{fmt}' is not one of {', '.join(REPORTERS)}")
+    if fmt not in REPORT_FORMATS:
+        raise _fail(f"--format: '{fmt}' is not one of {', '.join(REPORT_FORMATS)}")
     fail_on = fail_on or settings.fail_on
     if fail_on not in FAIL_ON:
         raise _fail(f"--fail-on: '{fail_on}' is not one of error, warning, info, never")
@@ -238,7 +236,7 @@ def scan(
              "fix_command": _fix_command(options.target, paths, select=select, extend_select=extend_select, ignore=ignore,
                                          exclude=exclude, extend_exclude=extend_exclude, force_exclude=force_exclude,
                                          config=config)}
-    _emit(REPORTERS[fmt](findings, stats), output_file)
+    _emit(render(fmt, findings, stats), output_file)
     if report.internal_errors:
         raise _fail(f"the tool failed on {report.internal_errors} file(s); see the NRN000 findings that say 'internal error'")
     if not exit_zero and fail_on != "never" and any(f.severity.rank >= Severity(fail_on).rank for f in findings):
@@ -296,9 +294,7 @@ def baseline_create(
     config: Optional[Path] = typer.Option(None, "--config", metavar="FILE", show_default=CONFIG_DEFAULT, help=CONFIG_HELP),
 ) -> None:
     """Write a baseline of the current findings (use it with `scan --baseline FILE`)."""
-    from migrator.api import scan_paths
-    from migrator.report.baseline import project_root, write_baseline
-    from migrator.core.catalogue import RuleError
+    from migrator.api import RuleError, project_root, scan_paths, write_baseline
 
     target = _given(ctx, "target", target)
     settings = _settings(config, paths)
@@ -457,8 +453,7 @@ def rules(
     config: Optional[Path] = typer.Option(None, "--config", metavar="FILE", show_default=CONFIG_DEFAULT, help="pyproject.toml whose tool.neuron-migrator table to use (extend-rules), instead of searching up from here."),
 ) -> None:
     """List the rule catalogue, explain one rule, or test a folder of team rules."""
-    from migrator.core.catalogue import RuleError, TARGETS as ALL, load_catalogue
-    from migrator.docgen import rule_record
+    from migrator.api import RuleError, rule_record, rules as load_rules
 
     args = args or []
     if fmt not in ("text", "json"):
@@ -469,7 +464,7 @@ def rules(
             raise _fail("usage: neuron-migrator rules test DIR")
         return _rules_test(Path(args[1]))
     try:
-        catalogue = load_catalogue(settings.extend_rules)
+        catalogue = load_rules(settings.extend_rules)
     except RuleError as exc:
         raise _fail(str(exc)) from None
     if not args and fmt == "json":
@@ -478,7 +473,7 @@ def rules(
     if not args:
         typer.echo(f"{'id':7} {'name':30} {'category':13} {'portable':8} {'neuron':8} {'xla':8} {'inf1':8} fix")
         for r in catalogue.rules:
-            sev = [(r.severity_for(t).value if r.severity_for(t) else "off") for t in ALL]
+            sev = [(r.severity_for(t).value if r.severity_for(t) else "off") for t in TARGETS]
             typer.echo(f"{r.id:7} {r.name:30} {r.category:13} {sev[0]:8} {sev[1]:8} {sev[2]:8} {sev[3]:8} {_fix_column(r)}")
         return
     try:
@@ -501,28 +496,21 @@ def rules(
 
 def _rules_test(folder: Path) -> None:
     """Validate a team's rule folder and run its embedded examples, like `fixit test`."""
-    from migrator.core.catalogue import RuleError, load_catalogue
-    from migrator.testing import check_example, collect_examples
+    from migrator.api import RuleError, test_rules
 
-    if not folder.is_dir():
-        raise _fail(f"{folder}: not a folder")
     try:
-        catalogue = load_catalogue([folder])
-    except RuleError as exc:
+        own, results = test_rules(folder)
+    except (RuleError, NotADirectoryError) as exc:
         raise _fail(str(exc)) from None
-    own = [r for r in catalogue.rules if folder.resolve() in r.path.resolve().parents]
-    from migrator.core.catalogue import Catalogue
-
     failures = passed = 0
-    for case in collect_examples(Catalogue(tuple(own))):
-        problems = check_example(case, extend_rules=(folder,))
+    for case_id, problems in results:
         if problems:
             failures += 1
             for problem in problems:
                 typer.echo(f"FAIL {problem}")
         else:
             passed += 1
-            typer.echo(f"ok   {case.id}")
+            typer.echo(f"ok   {case_id}")
     typer.echo(f"{passed} passed, {failures} failed")
     if failures or not own:
         raise typer.Exit(1)
@@ -531,12 +519,12 @@ def _rules_test(folder: Path) -> None:
 @app.command(cls=_Command)
 def instances(fmt: str = typer.Option("text", "--format", "-f", metavar="FORMAT", help="text or json.")) -> None:
     """Print the instance catalog (each fact with its source, its link and confidence)."""
-    from migrator.deploy.launch_template import load_instances, load_sources, source_links
+    from migrator.api import instances as load_instances
 
     catalog = load_instances()
+    sources = catalog.pop("_sources")
     if fmt == "json":
-        cited = {name: {**entry, "source_links": source_links(name)} for name, entry in catalog.items()}
-        typer.echo(json.dumps(cited, indent=2, sort_keys=True))
+        typer.echo(json.dumps(catalog, indent=2, sort_keys=True))
         return
     if fmt != "text":
         raise _fail(f"--format: '{fmt}' is not one of text, json")
@@ -558,10 +546,9 @@ def instances(fmt: str = typer.Option("text", "--format", "-f", metavar="FORMAT"
         for fact, own in (i.get("facts") or {}).items():
             typer.echo(f"    {fact + '*':16} {own['source']} ({own['confidence']})")
     typer.echo("\nLinks")
-    sources = load_sources()
     cited: dict[str, dict[str, list[str]]] = {}
     for name, i in catalog.items():
-        for source, url in source_links(name).items():
+        for source, url in i["source_links"].items():
             cited.setdefault(source, {}).setdefault(url, [])
             if i["family"] not in cited[source][url]:
                 cited[source][url].append(i["family"])
@@ -608,9 +595,7 @@ def generate(
     tag: List[str] = typer.Option([], "--tag", metavar="KEY=VALUE", help="Tag for every resource (repeatable)."),
 ) -> None:
     """Deployment configs for trn1/trn1n/trn2/trn2u/trn3/inf2, checked before anything is written."""
-    from migrator.deploy import SpecError
-    from migrator.deploy.generate import KINDS, generate as generate_kind
-    from migrator.deploy.spec import build_spec
+    from migrator.api import GENERATE_KINDS as KINDS, SpecError, generate as generate_kind
 
     # A spec file's values count unless the flag itself was given.
     fmt, name, workload, nodes, capacity, root_volume_gib, plain_ami, kubernetes_version = (
@@ -643,7 +628,7 @@ def generate(
         "tags": tuple(tags),
     }
     try:
-        result = generate_kind(kind, build_spec(spec, flags), output)
+        result = generate_kind(kind, spec, flags, output)
     except (SpecError, ValueError) as exc:
         raise _fail(str(exc)) from None
     for path in result.files:

@@ -8,12 +8,13 @@ example passes when the rule reports nothing.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Callable, Iterator
 
 import libcst as cst
 
-from migrator.api import ScanOptions, fix_source, scan_source
+
 from migrator.core.catalogue import Catalogue, RuleSpec
+from migrator.core.options import ScanOptions
 
 __all__ = ["ExampleCase", "collect_examples", "check_example"]
 
@@ -43,8 +44,12 @@ _SUFFIX = {"python": "example.py", "shell": "example.sh", "dockerfile": "Dockerf
            "conda": "environment.yml", "pyproject": "pyproject.toml", "setupcfg": "setup.cfg", "cuda": "kernel.cu"}
 
 
-def check_example(case: ExampleCase, extend_rules: tuple = ()) -> list[str]:
-    """Return the problems with one example (empty when it passes)."""
+def check_example(case: ExampleCase, scan_source: Callable, fix_source: Callable, extend_rules: tuple = ()) -> list[str]:
+    """Return the problems with one example (empty when it passes).
+
+    `scan_source` and `fix_source` are the API's (`migrator.api.check_example` passes them):
+    this module sits below the API, which offers `rules test` through it.
+    """
     ex = case.example
     kind = ex.get("file_kind", "python")
     path = ex.get("path", _SUFFIX[kind])

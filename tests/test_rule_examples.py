@@ -3,7 +3,8 @@
 import pytest
 
 from migrator.core.catalogue import load_catalogue
-from migrator.testing import check_example, collect_examples
+from migrator.api import check_example
+from migrator.testing import collect_examples
 
 CASES = list(collect_examples(load_catalogue()))
 
