@@ -129,3 +129,26 @@ def test_targets_exist_once_and_match_the_fix_expressions():
 
     assert tuple(load_targets()) == TARGETS
     assert cli.TARGETS is TARGETS and settings.TARGETS is TARGETS  # imported, not copied
+
+
+def test_the_shared_pytorch_vocabulary_is_schema_checked_data(tmp_path, monkeypatch):
+    from migrator.core import catalogue
+
+    rules = tmp_path / "rules"
+    shutil.copytree(rules_dir(), rules)
+    monkeypatch.setattr(catalogue, "rules_dir", lambda: rules)
+    catalogue.load_vocabulary.cache_clear()
+    try:
+        words = catalogue.load_vocabulary()
+        assert "map_location" in words["device_keywords"] and words["cuda_device"].match("cuda:1").group(1) == "1"
+        text = (rules / "vocabulary.yaml").read_text()
+        (rules / "vocabulary.yaml").write_text(text.replace("dtype_keywords: [", "dtype_keywords: [3, "))
+        catalogue.load_vocabulary.cache_clear()
+        with pytest.raises(RuleError, match=r"vocabulary.yaml: field 'dtype_keywords/0'"):
+            catalogue.load_vocabulary()
+        (rules / "vocabulary.yaml").write_text(text + "device_words: [gpu]\n")
+        catalogue.load_vocabulary.cache_clear()
+        with pytest.raises(RuleError, match="device_words"):
+            catalogue.load_vocabulary()
+    finally:
+        catalogue.load_vocabulary.cache_clear()

@@ -21,7 +21,7 @@ from migrator.core.findings import CATEGORIES, Finding, Severity, Span
 from migrator.core.resources import rules_dir
 from migrator.core.yamldata import DuplicateKey, load_strict
 
-__all__ = ["RuleSpec", "Catalogue", "RuleError", "load_catalogue", "load_targets", "tool_finding", "TARGETS"]
+__all__ = ["RuleSpec", "Catalogue", "RuleError", "load_catalogue", "load_targets", "load_vocabulary", "tool_finding", "TARGETS"]
 
 TARGETS = ("portable", "neuron", "xla", "inf1")
 
@@ -218,6 +218,37 @@ def _load_cached(extra: tuple[str, ...]) -> Catalogue:
     except (OSError, TypeError, ValueError):
         pass  # the cache is optional (and YAML may hold values JSON cannot)
     return catalogue
+
+
+@lru_cache(maxsize=1)
+def load_vocabulary() -> dict[str, Any]:
+    """The PyTorch words the matchers share (`rules/vocabulary.yaml`), checked against
+    `rules/vocabulary.schema.json`; the two regular expressions come back compiled.
+
+    Raises:
+        RuleError: the file breaks its schema or holds a bad regular expression.
+    """
+    import jsonschema
+
+    path = rules_dir() / "vocabulary.yaml"
+    try:
+        data = load_strict(_read_rule_file(path).decode("utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise RuleError(f"{path}: cannot read: {exc}") from None
+    schema = json.loads((rules_dir() / "vocabulary.schema.json").read_text(encoding="utf-8"))
+    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(data))
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
+        raise RuleError(f"{path}: field '{where}': {error.message}")
+    out = dict(data)
+    try:
+        out["cuda_device"] = re.compile(data["cuda_device"])
+        out["device_name"] = re.compile(data["device_name"], re.IGNORECASE)
+        out["index_names"] = re.compile(rf"^({'|'.join(data['index_names'])})$", re.IGNORECASE)
+        out["index_calls"] = re.compile(rf"(^|\.)({'|'.join(data['index_calls'])})$")
+    except re.error as exc:
+        raise RuleError(f"{path}: bad regular expression: {exc}") from None
+    return out
 
 
 @lru_cache(maxsize=1)

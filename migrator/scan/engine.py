@@ -13,7 +13,7 @@ from typing import Any
 
 import libcst as cst
 
-from migrator.core.catalogue import Catalogue, RuleSpec
+from migrator.core.catalogue import Catalogue, RuleSpec, load_vocabulary
 from migrator.core.findings import Finding, Fix, Safety, Span
 from migrator.core.lines import split_lines
 from migrator.scan.positions import node_ranges
@@ -24,24 +24,18 @@ from migrator.scan.values import string_value as _string_value
 
 __all__ = ["RuleIndex", "Candidate", "scan_python", "scan_text", "ParseFailure", "mark_blocked"]
 
-CUDA_DEVICE = re.compile(r"^cuda(?::(\d+))?$")
-DEVICE_NAME = re.compile(r"(^|_)(device|dev)$", re.IGNORECASE)
-# Calls whose first positional argument is a device, or a device type string.
-TENSOR_METADATA = {"shape", "dtype", "device", "ndim", "is_cuda", "requires_grad", "names", "layout", "__name__", "__class__"}
-DEVICE_ARG0 = {"torch.device", "torch.set_default_device", "torch.Generator", "torch.cuda.device"}
-DEVICE_TYPE_ARG0 = {
-    "torch.autocast", "torch.amp.autocast", "torch.amp.autocast_mode.autocast",
-    "torch.amp.GradScaler", "torch.GradScaler",
-}
-DEVICE_KEYWORDS = {"device": "device", "map_location": "device", "output_device": "device", "accelerator": "device"}
-# `device_type=` is a device only for autocast/GradScaler-like calls; elsewhere (test decorators,
-# dispatch tables) it is metadata.
-DEVICE_TYPE_CALLS = DEVICE_TYPE_ARG0 | {"torch.amp.custom_fwd", "torch.amp.custom_bwd", "torch.get_autocast_dtype",
-                                        "torch.is_autocast_enabled", "torch.set_autocast_enabled"}
-DTYPE_KEYWORDS = {"dtype", "default_dtype", "out_dtype", "output_dtype", "acc_dtype"}
-ENV_METHODS = {"get", "setdefault", "pop", "getenv", "putenv", "unsetenv", "environ_get"}
-QUIET_CALLS = {"print", "debug", "info", "warning", "warn", "error", "exception", "critical", "log",
-               "format", "startswith", "endswith", "replace", "split", "join"}
+# The shared PyTorch words are data (rules/vocabulary.yaml, schema-checked), read once.
+_WORDS = load_vocabulary()
+CUDA_DEVICE = _WORDS["cuda_device"]
+DEVICE_NAME = _WORDS["device_name"]
+TENSOR_METADATA = frozenset(_WORDS["tensor_metadata"])
+DEVICE_ARG0 = frozenset(_WORDS["device_argument_calls"])
+DEVICE_TYPE_ARG0 = frozenset(_WORDS["device_type_argument_calls"])
+DEVICE_KEYWORDS = {word: "device" for word in _WORDS["device_keywords"]}
+DEVICE_TYPE_CALLS = DEVICE_TYPE_ARG0 | frozenset(_WORDS["device_type_keyword_calls"])
+DTYPE_KEYWORDS = frozenset(_WORDS["dtype_keywords"])
+ENV_METHODS = frozenset(_WORDS["environ_methods"])
+QUIET_CALLS = frozenset(_WORDS["quiet_calls"])
 
 
 class ParseFailure(Exception):

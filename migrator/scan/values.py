@@ -20,20 +20,20 @@ from typing import Iterator
 
 import libcst as cst
 
+from migrator.core.catalogue import load_vocabulary
 from migrator.scan.resolve import dotted_name
 from migrator.scan.walk import walk
 
 __all__ = ["ScopeValues", "ModuleValues", "Parents", "INDEX_NAME", "is_index_attribute", "is_cuda_test", "cuda_branch", "string_value"]
 
-# Names that, by the conventions of public training scripts, hold a device index (an int).
-INDEX_NAME = re.compile(r"^(gpu|gpus?_?id|gpu_?idx|gpu_?index|local_?rank|rank|device_?id|device_?idx|device_?index|"
-                        r"cuda_?device|device_?ordinal|ordinal|proc_?id|gpu_?rank)$", re.IGNORECASE)
-# Calls whose result is a device index or rank.
-INDEX_CALLS = re.compile(r"(^|\.)(get_rank|get_local_rank|current_device|current_device_index|local_rank)$")
-# Keywords and positions that take a process count.
-NPROCS_KEYWORDS = {"nprocs", "nproc_per_node", "num_processes"}
-DEVICE_KEYWORDS = {"device", "map_location", "output_device"}
-BACKEND_CALLS = {"init_process_group", "new_group"}
+# The shared PyTorch words are data (rules/vocabulary.yaml, schema-checked).
+_WORDS = load_vocabulary()
+# Names that hold a device index (an int), calls whose result is one, process-count keywords.
+INDEX_NAME = _WORDS["index_names"]
+INDEX_CALLS = _WORDS["index_calls"]
+NPROCS_KEYWORDS = frozenset(_WORDS["nprocs_keywords"])
+DEVICE_KEYWORDS = frozenset(_WORDS["tracked_device_keywords"])
+BACKEND_CALLS = frozenset(_WORDS["backend_calls"])
 
 
 def is_index_attribute(node: cst.BaseExpression) -> bool:
