@@ -704,7 +704,7 @@ def _encode(text: str, original: bytes, kind: str) -> bytes:
 
 
 # -- the other commands: the CLI reaches every part through these -----------------------------
-from migrator.core.catalogue import RuleError, RuleSpec  # noqa: E402
+from migrator.core.catalogue import RuleError  # noqa: E402
 from migrator.deploy.generate import KINDS as GENERATE_KINDS  # noqa: E402
 from migrator.deploy.launch_template import SpecError  # noqa: E402
 from migrator.docgen import rule_record  # noqa: E402

@@ -152,3 +152,22 @@ def test_the_shared_pytorch_vocabulary_is_schema_checked_data(tmp_path, monkeypa
             catalogue.load_vocabulary()
     finally:
         catalogue.load_vocabulary.cache_clear()
+
+
+def test_fix_functions_named_by_rules_exist_and_team_rules_cannot_bring_code(tmp_path):
+    from migrator.api import ScanOptions, fix_source
+    from migrator.fix.custom import FUNCTIONS
+
+    named = {r.fix["function"] for r in load_catalogue().rules if r.fix and r.fix["kind"] == "function"}
+    assert named and named <= set(FUNCTIONS)
+    # A team rule may only name a registered function; any other name is no fix, not an import.
+    folder = tmp_path / "team" / "custom"
+    folder.mkdir(parents=True)
+    text = (rules_dir() / "runtime" / "NRN205-cuda-device-count.yaml").read_text()
+    text = text.replace("id: NRN205", "id: NRN901").replace("name: cuda-device-count", "name: team-count")
+    text = text.replace("category: runtime", "category: custom").replace("function: device-count", "function: os-system")
+    (folder / "NRN901-team-count.yaml").write_text(text)
+    outcome = fix_source("import torch\nn = torch.cuda.device_count()\n", "a.py", "python",
+                         ScanOptions(extend_rules=(tmp_path / "team",), ignore=("NRN205",)))
+    assert not outcome.changed
+    assert any("fix function 'os-system', which does not exist" in why for f, why in outcome.manual if f.rule_id == "NRN901")

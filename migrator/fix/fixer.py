@@ -18,7 +18,7 @@ from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor
 
 from migrator.core.catalogue import load_targets
-from migrator.scan.coupling import already_guarded, blocks, hold_back, manual_seed_duplicate, script_device_type, sizes_processes
+from migrator.scan.coupling import already_guarded, blocks, hold_back, manual_seed_duplicate, script_device_type
 from migrator.scan.engine import Candidate
 from migrator.core.findings import Finding, Safety
 from migrator.core.lines import split_lines
@@ -151,16 +151,15 @@ class _Renderer:
             return call, self._cuda_method(call), self.imports_for("torch." if self.target == "portable" else "", entry) + (
                 ["torch_xla"] if self.target == "xla" else [])
         if kind == "template":
+            return self.template(cand, entry)
+        if kind == "function":
+            from migrator.fix.custom import FUNCTIONS
+
+            function = FUNCTIONS.get(rule.fix["function"])
+            if function is None:
+                raise FixUnavailable(f"the rule names fix function '{rule.fix['function']}', which does not exist")
             _check_torch(entry, self.torch)
-            name = cand.values.get("name", "")
-            template = entry.get("by_name", {}).get(name, entry.get("expr"))
-            if template is None:
-                raise FixUnavailable(f"no automatic fix for `{name}`")
-            values = self.placeholders(cand, entry)
-            code = re.sub(r"\{(, args|[a-z_]+)\}", lambda m: values[m.group(1)], template)
-            code = self._rename(code)
-            node = cand.context["call"] if cand.context.get("callee") or cand.context.get("method") else cand.node
-            return node, code, self.imports_for(code, entry, "{backend}" in template)
+            return function(self, cand, entry)
         if kind == "loop-end":
             loop = cand.context["loop"]
             statement = cst.parse_statement(entry["expr"] + "\n")
@@ -179,6 +178,19 @@ class _Renderer:
         if kind == "text":
             raise FixUnavailable("the fix rewrites shell, Dockerfile and requirements lines; change this Python string by hand")
         raise ValueError(f"fix kind {kind!r} does not apply to Python")
+
+    def template(self, cand: Candidate, entry: dict[str, Any]) -> tuple[cst.CSTNode, str, list[str]]:
+        """The target's `expr` (or `by_name` entry) with its placeholders filled in."""
+        _check_torch(entry, self.torch)
+        name = cand.values.get("name", "")
+        template = entry.get("by_name", {}).get(name, entry.get("expr"))
+        if template is None:
+            raise FixUnavailable(f"no automatic fix for `{name}`")
+        values = self.placeholders(cand, entry)
+        code = re.sub(r"\{(, args|[a-z_]+)\}", lambda m: values[m.group(1)], template)
+        code = self._rename(code)
+        node = cand.context["call"] if cand.context.get("callee") or cand.context.get("method") else cand.node
+        return node, code, self.imports_for(code, entry, "{backend}" in template)
 
     def _device_code(self, cand: Candidate) -> tuple[cst.CSTNode, str]:
         """The node to replace and its replacement, of the same kind: text for text, a device for a device."""
@@ -356,12 +368,9 @@ def _render_all(module: cst.Module, findings: list[Finding], renderer: "_Rendere
                                 replace(finding, fix=replace(finding.fix, title=title, safety=Safety.SAFE)))
             continue
         try:
-            node, code, needed = renderer.render(finding.plan)
-            if finding.plan.values.get("name") == "torch.cuda.device_count" and target != "xla" and isinstance(code, str):
-                if sizes_processes(finding, renderer.values, parents):
-                    # mp.spawn(nprocs=0) starts nothing and exits 0: the CPU runs one process.
-                    code = f"max({code}, 1)"
-                    finding = replace(finding, fix=replace(finding.fix, title=f"Count devices with `{code}` (one process on the CPU)"))
+            node, code, needed, *title = renderer.render(finding.plan)
+            if title and title[0]:  # a fix function names what it wrote
+                finding = replace(finding, fix=replace(finding.fix, title=title[0]))
             new_node = cst.parse_expression(code) if isinstance(code, str) else code
             if (isinstance(new_node, cst.IfExp) and isinstance(new_node.orelse, cst.Name) and new_node.orelse.value == "None"
                     and "is_available()" in cst.Module([]).code_for_node(new_node.test)

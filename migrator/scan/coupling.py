@@ -25,7 +25,7 @@ CPU run trains with one process instead of silently spawning none.
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 import libcst as cst
 
@@ -220,9 +220,10 @@ def manual_seed_duplicate(finding: Finding, module: cst.Module, parents: Parents
     return None
 
 
-def sizes_processes(finding: Finding, values: ModuleValues, parents: Parents) -> bool:
-    """Whether a device count at `finding` decides how many processes `mp.spawn` starts."""
-    call = finding.plan.context.get("call") if finding.plan else None
+def sizes_processes(cand: Any, values: ModuleValues, parents: Parents) -> bool:
+    """Whether the device count of candidate `cand` (a finding's plan) decides how many
+    processes `mp.spawn` starts."""
+    call = cand.context.get("call") if cand is not None else None
     if call is None:
         return False
     parent = parents.of.get(id(call))

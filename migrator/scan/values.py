@@ -14,7 +14,6 @@ scope, and from a function to the module's globals it reads; not across calls or
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Iterator
 
