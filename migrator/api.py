@@ -6,11 +6,9 @@
 
 from __future__ import annotations
 
-import codecs
 import contextlib
 import difflib
 import os
-import re
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -18,13 +16,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
 
-from migrator.core.catalogue import Catalogue, load_catalogue, tool_finding
+from migrator.core.catalogue import Catalogue, load_catalogue, not_scanned as _parse_error
 from migrator.sources.discover import discover, is_test_path
 from migrator.core.options import ScanOptions
-from migrator.core.findings import Finding, Safety, Severity, Span
+from migrator.sources import source_for
+from migrator.sources.codec import before_text, decode_python, decode_text, encode, prefilter_text, unparsable
+from migrator.core.findings import Finding, Safety, Severity
 from migrator.core.fsutil import ChangedOnDisk, Unreadable, atomic_write, digest, read_limited
 from migrator.core.lines import printable, split_lines
-from migrator.scan.suppress import apply_suppressions, python_comment_lines
 
 if TYPE_CHECKING:
     from migrator.scan.engine import RuleIndex
@@ -75,11 +74,6 @@ def _index(options: ScanOptions) -> "RuleIndex":
     return _INDEX_CACHE[key]
 
 
-def _parse_error(path: str, message: str, line: int = 1, column: int = 1, cell: int | None = None,
-                 prefix: str | None = None, severity: Severity | None = None) -> Finding:
-    """The NRN000 file-not-scanned finding (`prefix` replaces the rule's "file not scanned: ")."""
-    return tool_finding("NRN000", path, Span(line, column, line, column), cell=cell, severity=severity,
-                        snippet=message, reason=message, text=None if prefix is None else f"{prefix}{message}")
 
 
 _INTERNAL = "internal error: "
@@ -90,32 +84,10 @@ def _internal_error(path: str, exc: BaseException) -> Finding:
     return _parse_error(path, f"{_INTERNAL}{exc!r}")
 
 
-# UTF-32 first: its little-endian BOM starts with UTF-16's.
-_BOMS = ((codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"),
-         (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
 
 
-def _wide_encoding(data: bytes) -> str | None:
-    """`utf-16-le` and the like for a UTF-16/32 file (by its BOM), else None."""
-    for bom, name in _BOMS:
-        if data.startswith(bom):
-            return name
-    return None
 
 
-def _decode(data: bytes) -> str:
-    """Text of a non-Python file: UTF-8 (BOM allowed), UTF-16/32 with a BOM (Windows editors
-    save requirements files so), else Latin-1 as a lossless fallback."""
-    wide = _wide_encoding(data)
-    if wide:
-        try:
-            return data[4 if "32" in wide else 2:].decode(wide)
-        except UnicodeDecodeError:
-            pass
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        return data.decode("latin-1")
 
 
 @contextlib.contextmanager
@@ -130,33 +102,31 @@ def _deep_recursion(limit: int = 8000):
         sys.setrecursionlimit(before)
 
 
-def _prefilter_text(raw: bytes) -> bytes:
-    """The bytes the prefilter looks at: the source itself, or, under a coding cookie for a
-    codec that is not ASCII-compatible (`utf-7`, `unicode_escape`: Python runs such a file),
-    the decoded text, so a cookie cannot hide `torch.cuda` from the scan."""
-    if b"coding" not in raw[:400]:
-        return raw
-    try:
-        encoding = _python_encoding(raw)
-    except (SyntaxError, LookupError):
-        return raw
-    if encoding in ("utf-8", "utf-8-sig", "ascii", "latin-1", "iso-8859-1") or encoding.startswith(("iso-8859", "cp125")):
-        return raw
-    try:
-        return raw.decode(encoding).encode("utf-8", "surrogatepass")
-    except (UnicodeDecodeError, LookupError, ValueError):
-        return raw
 
 
-def _unparsable(raw: bytes) -> str | None:
-    """Why a Python source must not reach libcst (see guard.py), or None."""
-    from migrator.sources.guard import too_complex
 
-    if _wide_encoding(raw):
-        return f"encoded as {_wide_encoding(raw)[:6].upper()}, which Python cannot run; save it as UTF-8"
-    if b"\x00" in raw:
-        return "the file contains null bytes (binary, or UTF-16 without a byte-order mark)"
-    return too_complex(raw)
+
+def _scan_source(raw: bytes, path: str, kind: str, options: ScanOptions, index: "RuleIndex", is_test: bool,
+                 unused: bool) -> list[Finding]:
+    return source_for(kind).scan(raw, path, options, index, is_test, unused)
+
+
+def _fix_source(data: bytes | str, raw: bytes, path: str, kind: str, options: ScanOptions, index: "RuleIndex",
+                unsafe: bool, only: tuple[str, int, int] | None, partial: bool) -> FixOutcome:
+    import libcst as cst
+
+    from migrator.fix.outcome import FixOutcome
+
+    if isinstance(data, bytes):
+        try:
+            text = decode_python(data) if kind == "python" else decode_text(data)
+        except cst.ParserSyntaxError as exc:
+            return FixOutcome(decode_text(data), failed=f"does not parse: {exc.message} (line {exc.raw_line})")
+        except (UnicodeDecodeError, LookupError, SyntaxError, RecursionError) as exc:
+            return FixOutcome(decode_text(data), failed=f"cannot decode: {exc}")
+    else:
+        text = data
+    return source_for(kind).fix(text, path, options, index, unsafe, is_test_path(path), only, partial)
 
 
 def scan_source(data: bytes | str, path: str, kind: str = "python", options: ScanOptions = ScanOptions()) -> list[Finding]:
@@ -195,9 +165,9 @@ def _with_edits(raw: bytes, path: str, kind: str, options: ScanOptions, findings
     from migrator.fix.edits import attach_edits
 
     wanted = {f.fix.safety for f in findings if f.fixable and f.cell is None}
-    if not wanted or kind == "notebook":
+    if not wanted or not source_for(kind).edits:
         return findings
-    before = _before_text(raw, kind)
+    before = before_text(raw, kind)
     plain = replace(options, fix_edits=False)
     for safety in (s for s in (Safety.SAFE, Safety.UNSAFE) if s in wanted):
         outcome = fix_source(raw, path, kind, plain, unsafe=safety is Safety.UNSAFE)
@@ -206,116 +176,10 @@ def _with_edits(raw: bytes, path: str, kind: str, options: ScanOptions, findings
     return findings
 
 
-def _scan_source(raw: bytes, path: str, kind: str, options: ScanOptions, index: "RuleIndex", is_test: bool,
-                 unused: bool) -> list[Finding]:
-    import libcst as cst
-
-    from migrator.scan.engine import mark_blocked, scan_python, scan_text
-
-    if kind == "python":
-        # A UTF-16 file hides its text from the byte-level prefilter: it is reported, not passed.
-        if not (index.python_may_match(_prefilter_text(raw), path) or (unused and b"noqa" in raw) or b"\x00" in raw):
-            return []
-        problem = _unparsable(raw)
-        if problem:
-            return [_parse_error(path, problem, severity=Severity.ERROR)]
-        try:
-            module = cst.parse_module(raw)
-        except cst.ParserSyntaxError as exc:
-            return [_parse_error(path, f"syntax error: {exc.message}", exc.raw_line, exc.raw_column + 1)]
-        except (UnicodeDecodeError, LookupError, SyntaxError) as exc:
-            return [_parse_error(path, f"cannot decode: {exc}")]
-        except RecursionError:
-            return [_parse_error(path, "too deeply nested to parse")]
-        try:
-            source = raw.decode(module.encoding)
-        except (UnicodeDecodeError, LookupError):
-            source = module.code
-        found = scan_python(module, path, index, options.target, is_test=is_test, source=source)
-        lines = split_lines(source)
-        if found or unused:  # only then can a `# noqa` matter (tokenizing costs)
-            lines = python_comment_lines(lines)
-        # A file `fix` leaves whole (a CUDA-only call it cannot rewrite) has nothing fixable.
-        return mark_blocked(apply_suppressions(found, lambda cell: lines, path=path, report_unused=unused))
-    text = _decode(raw)
-    if kind == "notebook":
-        return _scan_notebook(text, path, index, options, is_test)
-    lines = split_lines(text)
-    found = scan_text(text, path, kind, index, options.target, is_test=is_test)
-    return apply_suppressions(found, lambda cell: lines, path=path, report_unused=unused)
 
 
-def _join_notebook(text: str, path: str):
-    """The notebook's code cells joined, the parsed module (None when no part of it can be
-    parsed safely) and the NRN000 findings for what was left out.
-
-    A cell that is not usable (see `join_cells`), would crash the parser (guard.py) or does not
-    parse on its own (Jupyter compiles each cell alone) is reported and left out; the other cells
-    are scanned and fixed as usual.
-
-    Raises:
-        ValueError: not a notebook.
-    """
-    import libcst as cst
-
-    from migrator.sources.notebook import cell_code, join_cells
-
-    def hazard(code: str) -> str | None:
-        return _unparsable(code.encode("utf-8", "surrogatepass"))
-
-    joined = join_cells(text)
-    problems = [_parse_error(path, f"cell skipped: {why}", cell=cell, prefix="") for cell, why in joined.problems]
-    if hazard(joined.source) is None:
-        try:
-            return joined, cst.parse_module(joined.source), problems
-        except cst.ParserSyntaxError as exc:
-            cell, line = joined.locate(exc.raw_line)
-            whole = _parse_error(path, f"syntax error: {exc.message}", line, exc.raw_column + 1, cell)
-    else:
-        whole = _parse_error(path, hazard(joined.source) or "")
-    broken: dict[int, Finding] = {}
-    for cell, code in cell_code(joined).items():
-        why = hazard(code)
-        if why:
-            broken[cell] = _parse_error(path, f"cell skipped: {why}", cell=cell, prefix="")
-            continue
-        try:
-            cst.parse_module(code)
-        except cst.ParserSyntaxError as exc:
-            broken[cell] = _parse_error(path, f"cell skipped: syntax error: {exc.message}", exc.raw_line,
-                                        exc.raw_column + 1, cell, prefix="")
-    if not broken:
-        return joined, None, problems + [whole]
-    joined = join_cells(text, skip=broken)
-    problems = sorted(problems + list(broken.values()), key=lambda f: f.cell or 0)
-    if hazard(joined.source) is not None:
-        return joined, None, problems + [whole]
-    try:
-        return joined, cst.parse_module(joined.source), problems
-    except cst.ParserSyntaxError:
-        return joined, None, problems + [whole]
 
 
-def _scan_notebook(text: str, path: str, index: "RuleIndex", options: ScanOptions, is_test: bool) -> list[Finding]:
-    from migrator.scan.engine import mark_blocked, scan_python, scan_text
-
-    try:
-        joined, module, problems = _join_notebook(text, path)
-    except ValueError as exc:
-        return [_parse_error(path, str(exc))]
-    findings: list[Finding] = []
-    for cell, first, shell in joined.shell:
-        findings += scan_text(shell, path, "shell", index, options.target, is_test=is_test, cell=cell, line_offset=first - 1)
-    if module is not None:
-        findings += scan_python(module, path, index, options.target, is_test=is_test, line_map=joined.locate,
-                                source=joined.source)
-    findings.sort(key=lambda f: (f.cell or 0, f.span.line, f.span.column))
-    cells = {i: python_comment_lines(split_lines(c.source))
-             for i, c in enumerate(joined.notebook.cells, start=1) if c.cell_type == "code"}
-    # Problems are added after suppression: a `# noqa` cannot hide a cell that was not scanned.
-    found = mark_blocked(apply_suppressions(findings, lambda cell: cells.get(cell, []), path=path, cells=list(cells),
-                                            report_unused=options.report_unused_noqa))
-    return sorted(found + problems, key=lambda f: (f.cell or 0, f.span.line, f.span.column))
 
 
 def _per_file_filter(options: ScanOptions) -> Callable[[Finding], bool]:
@@ -477,162 +341,28 @@ def fix_source(data: bytes | str, path: str, kind: str = "python", options: Scan
 
     index = _index(options)
     raw = data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass")
-    if kind == "python" and not index.python_may_match(_prefilter_text(raw), path):
-        return FixOutcome(_decode(raw))  # nothing the catalogue looks for: not parsed, not changed
-    problem = _unparsable(raw) if kind == "python" else None
+    if kind == "python" and not index.python_may_match(prefilter_text(raw), path):
+        return FixOutcome(decode_text(raw))  # nothing the catalogue looks for: not parsed, not changed
+    problem = unparsable(raw) if kind == "python" else None
     if problem:
-        return FixOutcome(_decode(raw), failed=f"not rewritten: {problem}")
+        return FixOutcome(decode_text(raw), failed=f"not rewritten: {problem}")
     try:
         with _deep_recursion():
             return _fix_source(data, raw, path, kind, options, index, unsafe, only, partial)
     except RecursionError:
-        return FixOutcome(_decode(raw), failed="not rewritten: too deeply nested")
+        return FixOutcome(decode_text(raw), failed="not rewritten: too deeply nested")
 
 
-def _fix_source(data: bytes | str, raw: bytes, path: str, kind: str, options: ScanOptions, index: "RuleIndex",
-                unsafe: bool, only: tuple[str, int, int] | None, partial: bool) -> FixOutcome:
-    import libcst as cst
-
-    from migrator.scan.engine import scan_python, scan_text
-    from migrator.fix.outcome import FixOutcome
-    from migrator.fix.textfix import fix_text_lines
-
-    if isinstance(data, bytes):
-        try:
-            text = _decode_python(data) if kind == "python" else _decode(data)
-        except cst.ParserSyntaxError as exc:
-            return FixOutcome(_decode(data), failed=f"does not parse: {exc.message} (line {exc.raw_line})")
-        except (UnicodeDecodeError, LookupError, SyntaxError, RecursionError) as exc:
-            return FixOutcome(_decode(data), failed=f"cannot decode: {exc}")
-    else:
-        text = data
-    is_test = is_test_path(path)
-    if kind == "python":
-        from migrator.fix.fixer import fix_python  # libcst.codemod is slow to import: only for Python
-
-        def scan(module):
-            lines = python_comment_lines(split_lines(module.code))
-            found = scan_python(module, path, index, options.target, is_test=is_test)
-            return apply_suppressions(found, lambda cell: lines, path=path)
-
-        # Another module may import a name from this one (`from common import autocast`): unused
-        # imports are dropped only from scripts, which nothing imports.
-        script = re.search(r"""__name__\s*==\s*['"]__main__['"]""", text) is not None
-        return fix_python(text, scan, options.target, unsafe=unsafe, only=only, partial=partial,
-                          prune_imports=script and not path.endswith("__init__.py"), torch_version=options.torch_version)
-    if kind == "notebook":
-        return _fix_notebook(text, path, index, options, unsafe, is_test, only, partial)
-    lines = split_lines(text)
-    findings = apply_suppressions(scan_text(text, path, kind, index, options.target, is_test=is_test),
-                                  lambda cell: lines, path=path)
-    if only is not None:
-        findings = [f for f in findings if (f.rule_id, f.span.line, f.span.column) == only]
-    return fix_text_lines(text, findings, options.target, unsafe=unsafe, file_kind=kind)
 
 
-def _decode_python(data: bytes) -> str:
-    """Python source text by its coding cookie or BOM, as Python reads it (no parse: a source
-    libcst cannot parse safely must still be shown and left alone).
-
-    Raises:
-        SyntaxError, LookupError, UnicodeDecodeError: a bad cookie or undecodable bytes.
-    """
-    return data.decode(_python_encoding(data))
 
 
-def _python_encoding(data: bytes) -> str:
-    """The codec Python reads `data` with (coding cookie or BOM; PEP 263). Raises SyntaxError."""
-    import io
-    import tokenize
-
-    return tokenize.detect_encoding(io.BytesIO(data).readline)[0]
 
 
-def _fix_notebook(text: str, path: str, index: "RuleIndex", options: ScanOptions, unsafe: bool, is_test: bool,
-                  only: tuple | None = None, partial: bool = False) -> FixOutcome:
-    import libcst as cst  # noqa: F401
-
-    from migrator.scan.engine import scan_python
-    from migrator.fix.fixer import fix_python
-    from migrator.sources.notebook import locator, split_cells
-    from migrator.fix.outcome import FixOutcome
-
-    try:
-        joined, module, problems = _join_notebook(text, path)
-    except ValueError as exc:
-        return FixOutcome(text, failed=str(exc))
-    if module is None:
-        return FixOutcome(text, failed=f"not rewritten: {problems[-1].snippet}")
-    if '"worksheets"' in text and joined.notebook.get("nbformat", 4) >= 4 and _nbformat_major(text) < 4:
-        return FixOutcome(text, failed="nbformat 3 notebooks are scanned but not rewritten; "
-                                       "upgrade with `jupyter nbconvert --to notebook --nbformat 4`")
-    cells = {i: split_lines(c.source) for i, c in enumerate(joined.notebook.cells, start=1) if c.cell_type == "code"}
-
-    def scan(module):
-        # Locate by the cell markers of the current code: earlier passes may have added lines.
-        code = module.code
-        locate = locator(code)
-        found = scan_python(module, path, index, options.target, is_test=is_test, line_map=locate, source=code)
-        current: dict[int, list[str]] = {}
-        for number, line in enumerate(split_lines(code), start=1):
-            cell, _ = locate(number)
-            if not line.startswith("# nrn-cell "):
-                current.setdefault(cell, []).append(line)
-        current = {cell: python_comment_lines(lines) for cell, lines in current.items()}
-        return apply_suppressions(found, lambda cell: current.get(cell, []), path=path)
-
-    outcome = fix_python(joined.source, scan, options.target, unsafe=unsafe, only=only, partial=partial,
-                         torch_version=options.torch_version)
-    outcome.manual.extend((p, "cell left unchanged: it was not scanned") for p in problems)
-    if outcome.failed:
-        outcome.source = text
-        return outcome
-    shell_changed = _fix_notebook_shell(joined, path, index, options, unsafe, is_test, cells, outcome, only)
-    if not outcome.changed and not shell_changed:
-        outcome.source = text
-        return outcome
-    outcome.source = split_cells(joined, outcome.source)
-    return outcome
 
 
-def _fix_notebook_shell(joined, path: str, index, options: ScanOptions, unsafe: bool, is_test: bool, cells, outcome, only) -> bool:
-    """Apply text fixes to `!cmd` lines (in joined.magics); `%%bash` cells are left for a person."""
-    from migrator.scan.engine import scan_text
-    from migrator.fix.textfix import fix_text_lines
-
-    changed = False
-    for cell, first, shell in joined.shell:
-        found = scan_text(shell, path, "shell", index, options.target, is_test=is_test, cell=cell, line_offset=first - 1)
-        found = apply_suppressions(found, lambda c: cells.get(c, []), path=path)
-        if only is not None:
-            found = [f for f in found if (f.rule_id, f.span.line, f.span.column) == only]
-        key = f"{cell}.{first}"
-        magic = joined.magics.get(key, "")
-        if not found:
-            continue
-        if not magic.lstrip().startswith(("!", "%")) or "\n" in shell:
-            outcome.manual.extend((f, "no automatic fix for %%bash cells in notebooks") for f in found)
-            continue
-        # Spans count lines within the cell; the shell text here is the one line.
-        local = [replace(f, span=replace(f.span, line=1)) for f in found]
-        fixed = fix_text_lines(shell, local, options.target, unsafe=unsafe, file_kind="shell")
-        original = {id(a): b for a, b in zip(local, found)}  # report at the cell line, not line 1
-        outcome.manual.extend((original[id(f)], why) for f, why in fixed.manual)
-        outcome.applied.extend(original[id(f)] for f in fixed.applied)
-        if fixed.source != shell:
-            indent = magic[: len(magic) - len(magic.lstrip())]
-            joined.magics[key] = f"{indent}{magic.lstrip()[0]}{fixed.source}"
-            changed = True
-    return changed
 
 
-def _nbformat_major(text: str) -> int:
-    import json
-
-    try:
-        return int(json.loads(text).get("nbformat", 4))
-    except (ValueError, TypeError, AttributeError):
-        return 4
 
 
 def fix_paths(paths: Sequence[str | os.PathLike[str]], options: ScanOptions = ScanOptions(), *,
@@ -662,14 +392,14 @@ def fix_paths(paths: Sequence[str | os.PathLike[str]], options: ScanOptions = Sc
         except Exception as exc:  # noqa: BLE001 - a crash in one file's rewrite leaves it untouched
             results.append(FileFix(path, "", FixOutcome(""), error=f"internal error while fixing: {exc!r}"))
             continue
-        fixed = FileFix(path, _before_text(data, kind), outcome)
+        fixed = FileFix(path, before_text(data, kind), outcome)
         if outcome.failed:
             fixed.error = outcome.failed
         if not outcome.changed and not outcome.manual and not outcome.failed:
             continue
         if write and outcome.changed and not outcome.failed:
             try:
-                atomic_write(p, _encode(outcome.source, data, kind), expected_digest=digest(data), roots=roots)
+                atomic_write(p, encode(outcome.source, data, kind), expected_digest=digest(data), roots=roots)
                 fixed.written = True
             except (ChangedOnDisk, OSError) as exc:
                 fixed.error = str(exc)
@@ -678,40 +408,25 @@ def fix_paths(paths: Sequence[str | os.PathLike[str]], options: ScanOptions = Sc
     return results
 
 
-def _before_text(data: bytes, kind: str) -> str:
-    try:
-        return _decode_python(data) if kind == "python" else _decode(data)
-    except Exception:  # noqa: BLE001
-        return _decode(data)
 
 
-def _encode(text: str, original: bytes, kind: str) -> bytes:
-    """Encode like the original: Python by its own coding cookie/BOM (libcst), others UTF-8/BOM."""
-    import libcst as cst
-
-    if kind == "python":
-        module = cst.parse_module(original)
-        return cst.parse_module(text).with_changes(encoding=module.encoding).bytes
-    wide = _wide_encoding(original)
-    if wide:
-        return original[:4 if "32" in wide else 2] + text.encode(wide)
-    bom = original.startswith(b"\xef\xbb\xbf")
-    try:
-        original.decode("utf-8-sig")
-        return (b"\xef\xbb\xbf" if bom else b"") + text.encode("utf-8")
-    except UnicodeDecodeError:
-        return text.encode("latin-1")
 
 
 # -- the other commands: the CLI reaches every part through these -----------------------------
 from migrator.core.catalogue import RuleError  # noqa: E402
 from migrator.deploy.generate import KINDS as GENERATE_KINDS  # noqa: E402
 from migrator.deploy.launch_template import SpecError  # noqa: E402
-from migrator.docgen import rule_record  # noqa: E402
 from migrator.report import REPORTERS  # noqa: E402
 from migrator.report.baseline import BaselineError, filter_new, project_root, read_baseline, write_baseline  # noqa: E402
 
 REPORT_FORMATS = tuple(REPORTERS)
+
+
+def rule_record(rule, details: bool = False) -> dict:
+    """One rule as data (`rules --format json`; see `migrator.docgen.rule_record`)."""
+    from migrator.docgen import rule_record as record
+
+    return record(rule, details)
 
 
 def render(fmt: str, findings: Sequence[Finding], stats: dict | None = None) -> str:

@@ -21,7 +21,7 @@ from migrator.core.findings import CATEGORIES, Finding, Severity, Span
 from migrator.core.resources import rules_dir
 from migrator.core.yamldata import DuplicateKey, load_strict
 
-__all__ = ["RuleSpec", "Catalogue", "RuleError", "load_catalogue", "load_targets", "load_vocabulary", "tool_finding", "TARGETS"]
+__all__ = ["RuleSpec", "Catalogue", "RuleError", "load_catalogue", "load_targets", "load_vocabulary", "tool_finding", "not_scanned", "TARGETS"]
 
 TARGETS = ("portable", "neuron", "xla", "inf1")
 
@@ -271,3 +271,10 @@ def tool_finding(rule_id: str, path: str, span: Span, *, cell: int | None = None
     return Finding(rule_id=rule.id, rule_name=rule.name, category=rule.category,
                    severity=severity or rule.severities["portable"], path=path, span=span,
                    message=text if text is not None else rule.message.format(**fields), cell=cell, snippet=snippet)
+
+
+def not_scanned(path: str, message: str, line: int = 1, column: int = 1, cell: int | None = None,
+                 prefix: str | None = None, severity: Severity | None = None) -> Finding:
+    """The NRN000 file-not-scanned finding (`prefix` replaces the rule's "file not scanned: ")."""
+    return tool_finding("NRN000", path, Span(line, column, line, column), cell=cell, severity=severity,
+                        snippet=message, reason=message, text=None if prefix is None else f"{prefix}{message}")

@@ -4,26 +4,22 @@ TorchFix's escape hatch: instead of the next flag in the fix DSL, a rule names a
 function here. Only functions registered in `FUNCTIONS` can be named, so a team rule from a
 scanned repository selects among our code and never brings its own.
 
-Each function takes the renderer (the module, its values and parents, the target's
-expressions), the candidate and the target's fix entry, and returns
+Each function takes the renderer (`fixer._Renderer`: the module, its values and parents, the
+target's expressions, `template()`), the candidate (`engine.Candidate`) and the target's fix entry, and returns
 (node to replace, replacement code or node, imports needed, title or None to keep the rule's).
 Raising `FixUnavailable` leaves the instance for a person with the message as the reason.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 from migrator.scan.coupling import sizes_processes
-
-if TYPE_CHECKING:
-    from migrator.fix.fixer import _Renderer
-    from migrator.scan.engine import Candidate
 
 __all__ = ["FUNCTIONS"]
 
 
-def device_count(renderer: "_Renderer", cand: "Candidate", entry: dict[str, Any]):
+def device_count(renderer: Any, cand: Any, entry: dict[str, Any]):
     """`torch.cuda.device_count()` as the target's expression; where it sizes `mp.spawn`
     (`nprocs=`), at least 1, because on the CPU the count is 0 and `mp.spawn(nprocs=0)` starts
     nothing and exits 0 (a silent no-op run)."""
