@@ -135,7 +135,7 @@ def test_fast_positions_equal_libcst_position_provider():
 
     from conftest import ROOT
     from migrator.api import _index
-    from migrator.scan.engine import _Collector
+    from migrator.scan.context import Context as _Collector
     from migrator.scan.positions import node_ranges
     from migrator.scan.walk import walk
 
@@ -161,7 +161,7 @@ def test_fast_positions_equal_libcst_position_provider():
     ("^(CUDA_HOME|CUDA_PATH)$", "CUDA_"),
 ])
 def test_prefilter_token_is_contained_in_every_match(pattern, token):
-    from migrator.scan.engine import _literal_token
+    from migrator.scan.index import _literal_token
 
     assert _literal_token(pattern) == token
 

@@ -1,0 +1,367 @@
+"""The context pass over one parsed module (see `Context`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import libcst as cst
+
+from migrator.core.catalogue import RuleSpec
+from migrator.scan.candidate import Candidate
+from migrator.scan.index import RuleIndex
+from migrator.scan.matchers import argument, builtin, device_index, imports, method, option_default, reference, strings
+from migrator.scan.resolve import dotted_name, import_bindings, module_bindings
+from migrator.scan.values import ModuleValues, ScopeValues, is_cuda_test
+from migrator.scan.values import string_value as _string_value
+from migrator.scan.walk import walk
+from migrator.scan.words import (CUDA_DEVICE, DEVICE_ARG0, DEVICE_KEYWORDS, DEVICE_NAME, DEVICE_TYPE_ARG0, DEVICE_TYPE_CALLS,
+                                 DTYPE_KEYWORDS, ENV_METHODS, QUIET_CALLS)
+
+__all__ = ["Context"]
+
+
+class Context(cst.CSTVisitor):
+    """The one pass over a module: scopes, imports, loops and the contexts that make a value a
+    device, a dtype, a backend or an environment key; at each node it hands over to the
+    matcher of each rule kind (`migrator.scan.matchers`), which add candidates here."""
+
+    def __init__(self, index: RuleIndex, module: cst.Module, path: str = "") -> None:
+        self.index = index
+        self.module = module
+        self.file_name = path.replace("\\", "/").rsplit("/", 1)[-1]
+        self.scopes: list[dict[str, str]] = [module_bindings(module)]
+        self.functions: list[str] = []
+        self.candidates: list[Candidate] = []
+        self.inner: set[int] = set()
+        self.callees: dict[int, cst.Call] = {}
+        self.optional_tests: set[int] = set()
+        self.wrapped_by: dict[int, cst.Call] = {}
+        self.loop_nodes: list[cst.For | cst.While] = []
+        self._code: str | None = None
+        self._codes: dict[int, str] = {}
+        self.arrays: list[dict[str, str]] = [{}]  # per function: name -> the value call that made it
+        self.suppressed: set[int] = set()
+        self.device_ctx: dict[int, str] = {}
+        self.docstrings: set[int] = set()
+        self.quiet = 0
+        self.dtype_ctx: set[int] = set()
+        self.env_ctx: set[int] = set()
+        self.fstrings = 0
+        self.values = ModuleValues(module)
+        self.value_scopes: list[ScopeValues] = [self.values.module]
+        self.api_args: set[int] = set()  # a device argument of a torch API, which takes a torch.device too
+        self.device_calls: dict[int, tuple[cst.Call, cst.BaseExpression | None]] = {}  # torch.device(<this>[, index])
+        self.type_tests: dict[int, tuple[cst.IfExp, cst.BaseExpression]] = {}  # "cuda" if "cuda" in <x> else "cpu"
+        self.cuda_tests = False  # an `if device == "cuda":`-like branch exists
+
+    # -- helpers ---------------------------------------------------------------------------
+    def resolve(self, node: cst.BaseExpression) -> str | None:
+        name = dotted_name(node)
+        if name is None:
+            return None
+        head, _, rest = name.partition(".")
+        for scope in reversed(self.scopes):
+            if head in scope:
+                return scope[head] + ("." + rest if rest else "")
+        return None
+
+    def add(self, rule: RuleSpec, node: cst.CSTNode, **values: Any) -> None:
+        context = values.pop("context", {})
+        if rule.id not in self.index.enabled:
+            return
+        self.candidates.append(Candidate(rule, node, {k: str(v) for k, v in values.items()}, context))
+
+    def _set_ctx(self, node: cst.CSTNode | None, ctx: str) -> None:
+        if node is not None:
+            self.device_ctx[id(node)] = ctx
+
+    # -- scopes and imports ----------------------------------------------------------------
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.value_scopes.append(self.values.scope(node))
+        self.arrays.append({})
+        self.scopes.append({})
+        self.functions.append(node.name.value)
+        self.inner.add(id(node.name))
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.value_scopes.pop()
+        self.arrays.pop()
+        self.scopes.pop()
+        self.functions.pop()
+
+    def visit_For(self, node: cst.For) -> None:
+        self.loop_nodes.append(node)
+
+    def leave_For(self, node: cst.For) -> None:
+        self.loop_nodes.pop()
+
+    def visit_While(self, node: cst.While) -> None:
+        self.loop_nodes.append(node)
+
+    def leave_While(self, node: cst.While) -> None:
+        self.loop_nodes.pop()
+
+    def _module_code(self) -> str:
+        if self._code is None:
+            self._code = self.module.code
+        return self._code
+
+    def _code_of(self, node: cst.CSTNode) -> str:
+        """A loop's source, generated once per scan (several rules may ask)."""
+        key = id(node)
+        if key not in self._codes:
+            self._codes[key] = self.module.code_for_node(node)
+        return self._codes[key]
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        self.scopes.append({})
+
+    def leave_Lambda(self, node: cst.Lambda) -> None:
+        self.scopes.pop()
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.inner.add(id(node.name))
+
+    def _import(self, node: cst.Import | cst.ImportFrom) -> bool:
+        if len(self.scopes) > 1:
+            self.scopes[-1].update(import_bindings(node))
+        imports.match(self, node)
+        return False  # names inside an import are not references
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        return self._import(node)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        return self._import(node)
+
+    # -- contexts in which a string is a device --------------------------------------------
+    def visit_Expr(self, node: cst.Expr) -> None:
+        if isinstance(node.value, (cst.SimpleString, cst.ConcatenatedString)):
+            self.docstrings.add(id(node.value))
+
+    def visit_Param(self, node: cst.Param) -> None:
+        self.inner.add(id(node.name))
+        if node.default is not None and DEVICE_NAME.search(node.name.value):
+            self._set_ctx(node.default, "device")
+
+    def _target_is_device(self, target: cst.BaseExpression) -> bool:
+        name = target.attr.value if isinstance(target, cst.Attribute) else target.value if isinstance(target, cst.Name) else ""
+        if isinstance(target, cst.Name) and not DEVICE_NAME.search(name):
+            # `loc = f"cuda:{i}"` then `map_location=loc`: a name used as a device is one.
+            scope = self.value_scopes[-1]
+            return name in scope.owner(name).device_names
+        return bool(DEVICE_NAME.search(name))
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if any(self._target_is_device(t.target) for t in node.targets):
+            self._set_ctx(node.value, "device")
+        elif any(self._target_is_backend(t.target) for t in node.targets):
+            self._set_ctx(node.value, "backend")
+
+    def _target_is_backend(self, target: cst.BaseExpression) -> bool:
+        """`backend = "nccl"` where the name is later passed as a process-group backend."""
+        if isinstance(target, cst.Name):
+            scope = self.value_scopes[-1]
+            return target.value in scope.owner(target.value).backend_names
+        return isinstance(target, cst.Attribute) and target.attr.value in ("backend", "dist_backend")
+
+    def leave_Assign(self, node: cst.Assign) -> None:
+        # `arr = np.zeros(3)`: remember which names hold an array a value-call rule looks for.
+        if not self.index.value_calls:
+            return
+        value = node.value
+        inner = self.resolve(value.func) if isinstance(value, cst.Call) else None
+        keeps = inner in self.index.value_calls and not any(a.keyword is not None and a.keyword.value == "dtype" for a in value.args)
+        for t in node.targets:
+            if isinstance(t.target, cst.Name):
+                if keeps:
+                    self.arrays[-1][t.target.value] = inner
+                else:
+                    self.arrays[-1].pop(t.target.value, None)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None and self._target_is_device(node.target):
+            self._set_ctx(node.value, "device")
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if self.functions and "device" in self.functions[-1].lower():
+            self._set_ctx(node.value, "device")
+
+    def visit_DictElement(self, node: cst.DictElement) -> None:
+        self.env_ctx.add(id(node.key))  # {"CUDA_VISIBLE_DEVICES": "0"} as an environment for a process
+        key = _string_value(node.key)
+        if key is not None and DEVICE_NAME.search(key):
+            self._set_ctx(node.value, "device")
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        for target in node.comparisons:
+            name = dotted_name(target.comparator)
+            if isinstance(target.operator, (cst.In, cst.NotIn)) and name is not None and name.endswith("environ"):
+                self.env_ctx.add(id(node.left))
+        if id(node) in self.optional_tests:
+            return
+        operands = [node.left] + [c.comparator for c in node.comparisons]
+        if any(isinstance(o, cst.Attribute) and o.attr.value == "type" and isinstance(o.value, cst.Name)
+               and o.value.value in self.values.module.accelerator_names for o in operands):
+            return  # `DEVICE.type == "cuda"` on the resolved accelerator: a deliberate CUDA-only branch
+        for operand in operands:
+            if CUDA_DEVICE.match(_string_value(operand) or ""):
+                self.device_ctx[id(operand)] = "comparison"
+
+    def visit_If(self, node: cst.If) -> None:
+        if is_cuda_test(node.test):
+            self.cuda_tests = True
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        test = node.test
+        if is_cuda_test(test):
+            self.cuda_tests = True
+        if (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.comparisons[0].operator, cst.In)
+                and _string_value(test.left) == "cuda" and _string_value(node.body) == "cuda" and _string_value(node.orelse) == "cpu"):
+            # `"cuda" if "cuda" in device else "cpu"`: the device type, derived by a string test.
+            self.type_tests[id(test.left)] = (node, test.comparisons[0].comparator)
+        if isinstance(node.orelse, cst.Name) and node.orelse.value == "None":
+            # `value if device.type == "cuda" else None` passes a CUDA-only argument only on CUDA:
+            # portable on every device, so the comparison is not a skipped branch.
+            self.optional_tests.add(id(node.test))
+        ctx = self.device_ctx.get(id(node))
+        if ctx:
+            self._set_ctx(node.body, ctx)
+            self._set_ctx(node.orelse, ctx)
+        # Only the bare test is the "silently falls back to CPU" shape: with more conditions
+        # (`is_available() and not args.no_cuda`) the script's own choice must survive, so the
+        # string and the guard are rewritten one by one instead.
+        guard = self._cuda_guard(node.test) if isinstance(node.test, cst.Call) else None
+        branch = next((b for b in (node.body, node.orelse) if CUDA_DEVICE.match(_string_value(b) or "")), None)
+        if guard is not None and branch is not None:
+            for rule in self.index.device_strings.get("guarded", []):
+                self.add(rule, node, value=_string_value(branch), context={
+                    "device_kind": ctx or "device", "text": id(node) not in self.api_args, "device_call": self.device_calls.get(id(node)),
+                    "index": CUDA_DEVICE.match(_string_value(branch) or "").group(1)})
+                self.suppressed.update({id(guard), id(branch), id(guard.func)})
+                break
+
+    def _cuda_guard(self, test: cst.BaseExpression) -> cst.Call | None:
+        found: list[cst.Call] = []
+
+        class _Find(cst.CSTVisitor):
+            def visit_Call(inner, call: cst.Call) -> None:  # noqa: N805
+                if self.resolve(call.func) == "torch.cuda.is_available":
+                    found.append(call)
+
+        walk(test, _Find())
+        return found[0] if found else None
+
+    # -- calls, references, methods, arguments ---------------------------------------------
+    def visit_Call(self, node: cst.Call) -> None:
+        self.callees[id(node.func)] = node
+        for arg in node.args:
+            if isinstance(arg.value, cst.Call):
+                self.wrapped_by[id(arg.value)] = node
+        qname = self.resolve(node.func)
+        attr = node.func.attr.value if isinstance(node.func, cst.Attribute) else None
+        last = attr or (node.func.value if isinstance(node.func, cst.Name) else "")
+        if last in QUIET_CALLS or last.endswith(("Error", "Exception", "Warning")):
+            self.quiet += 1
+        positional = [a for a in node.args if a.keyword is None and a.star == ""]
+        torch_api = (qname or "").startswith("torch.") or (qname is None and attr in ("to", "cuda"))
+        for arg in node.args:
+            if arg.keyword is not None:
+                self.inner.add(id(arg.keyword))
+                ctx = DEVICE_KEYWORDS.get(arg.keyword.value)
+                if ctx:
+                    self._set_ctx(arg.value, ctx)
+                    if torch_api or arg.keyword.value == "map_location":
+                        self.api_args.add(id(arg.value))
+                        if arg.keyword.value == "device":
+                            device_index.match(self, node, arg.value)
+                elif arg.keyword.value == "device_type" and (qname in DEVICE_TYPE_CALLS or last == "autocast"):
+                    self._set_ctx(arg.value, "device_type")
+                elif arg.keyword.value in DTYPE_KEYWORDS:
+                    self.dtype_ctx.add(id(arg.value))
+        if attr in ("to", "type") or qname in ("torch.set_default_dtype", "torch.get_default_dtype"):
+            self.dtype_ctx.update(id(a.value) for a in positional)
+        receiver = dotted_name(node.func.value) if isinstance(node.func, cst.Attribute) else None
+        env_call = (attr in ENV_METHODS and receiver is not None and receiver.endswith("environ")) or \
+            qname in ("os.getenv", "os.putenv", "os.unsetenv")
+        if env_call and positional:
+            self.env_ctx.add(id(positional[0].value))
+        if positional:
+            if qname == "torch.device" and (len(positional) > 1 or any(a.keyword is not None and a.keyword.value == "index" for a in node.args)):
+                self._set_ctx(positional[0].value, "device_type")  # torch.device("cuda", rank): the type only
+                index = positional[1].value if len(positional) > 1 else next(a.value for a in node.args if a.keyword is not None and a.keyword.value == "index")
+                self.device_calls[id(positional[0].value)] = (node, index)
+            elif qname in DEVICE_ARG0 or (attr == "to" and qname is None):
+                self._set_ctx(positional[0].value, "device")
+                self.api_args.add(id(positional[0].value))
+                if qname == "torch.device" and len(node.args) == 1:
+                    self.device_calls[id(positional[0].value)] = (node, None)
+                if attr == "to" and qname is None:
+                    device_index.match(self, node, positional[0].value)
+            elif qname in DEVICE_TYPE_ARG0:
+                self._set_ctx(positional[0].value, "device_type")
+        if attr == "format" and id(node) in self.device_ctx and len(node.args) == 1 and node.args[0].keyword is None \
+                and _string_value(node.func.value) == "cuda:{}":
+            # 'cuda:{}'.format(args.gpu): an f-string written the old way.
+            for rule in self.index.device_strings.get("device", []):
+                self.add(rule, node, value=self.module.code_for_node(node), context={
+                    "device_kind": self.device_ctx[id(node)], "fstring": node.args[0].value, "text": id(node) not in self.api_args,
+                    "device_call": self.device_calls.get(id(node))})
+                break
+        if attr == "add_argument" and self.index.option_defaults:
+            option_default.match(self, node, positional)
+        if attr == "add_argument" and any("backend" in (_string_value(a.value) or "") for a in positional):
+            for arg in node.args:
+                if arg.keyword is not None and arg.keyword.value == "default":
+                    self._set_ctx(arg.value, "backend")
+        if env_call and len(positional) > 1 and "BACKEND" in (_string_value(positional[0].value) or "").upper():
+            self._set_ctx(positional[1].value, "backend")  # os.environ.get("DIST_BACKEND", "nccl")
+        if attr == "add_argument" and any("device" in (_string_value(a.value) or "") for a in positional):
+            # A command-line device is text: the default and the choices become device types.
+            for arg in node.args:
+                if arg.keyword is not None and arg.keyword.value == "default":
+                    self._set_ctx(arg.value, "device_type")
+                elif arg.keyword is not None and arg.keyword.value == "choices" and isinstance(arg.value, (cst.List, cst.Tuple, cst.Set)):
+                    for element in arg.value.elements:
+                        self._set_ctx(element.value, "device_type")
+        if attr is not None and qname is None and attr in self.index.methods:
+            method.match(self, node, attr)
+        if isinstance(node.func, cst.Name) and node.func.value in self.index.builtins and qname is None:
+            builtin.match(self, node, positional)
+        if qname is not None:
+            for rule, m in self.index.arguments.get(qname, []):
+                argument.match(self, rule, m, node, positional, qname)
+
+    def leave_Call(self, node: cst.Call) -> None:
+        attr = node.func.attr.value if isinstance(node.func, cst.Attribute) else None
+        last = attr or (node.func.value if isinstance(node.func, cst.Name) else "")
+        if last in QUIET_CALLS or last.endswith(("Error", "Exception", "Warning")):
+            self.quiet -= 1
+
+    def visit_FormattedStringExpression(self, node: cst.FormattedStringExpression) -> None:
+        self.fstrings += 1
+
+    def leave_FormattedStringExpression(self, node: cst.FormattedStringExpression) -> None:
+        self.fstrings -= 1
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        name = dotted_name(node.value)
+        if name is not None and name.endswith("environ") and len(node.slice) == 1:
+            element = node.slice[0].slice
+            if isinstance(element, cst.Index):
+                self.env_ctx.add(id(element.value))
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self.inner.add(id(node.value))
+        self.inner.add(id(node.attr))
+        reference.match(self, node)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        reference.match(self, node)
+
+    # -- strings ---------------------------------------------------------------------------
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        strings.match(self, node)
+
+    def visit_FormattedString(self, node: cst.FormattedString) -> None:
+        strings.match(self, node)

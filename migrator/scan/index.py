@@ -1,0 +1,256 @@
+"""The catalogue compiled for one scan (`RuleIndex`): lookups by qualified name, method, module
+and context, and the prefilter that skips files no rule can match."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from migrator.core.catalogue import Catalogue, RuleSpec
+
+__all__ = ["RuleIndex"]
+
+
+class RuleIndex:
+    """The catalogue compiled for one scan: lookups by qualified name, method, module, context."""
+
+    def __init__(self, catalogue: Catalogue, enabled: set[str] | None = None) -> None:
+        """Compile `catalogue`; only rules in `enabled` (default: all) report.
+
+        Matching runs over the whole catalogue so that deselecting a specific rule does not
+        hand its matches to a more general one (ignoring NRN202 must not turn
+        `torch.cuda.synchronize()` into an NRN209 finding).
+        """
+        self.enabled = enabled if enabled is not None else {r.id for r in catalogue.rules}
+        self._patterns: dict[tuple[str, str], Any] = {}
+        self.call_exact: dict[str, list[RuleSpec]] = {}
+        self.call_prefix: list[tuple[str, RuleSpec]] = []
+        self.ref_exact: dict[str, list[RuleSpec]] = {}
+        self.ref_prefix: list[tuple[str, RuleSpec]] = []
+        self.methods: dict[str, list[tuple[RuleSpec, dict[str, Any]]]] = {}
+        self.imports: list[tuple[str, RuleSpec]] = []
+        self.arguments: dict[str, list[tuple[RuleSpec, dict[str, Any]]]] = {}
+        self.device_strings: dict[str, list[RuleSpec]] = {}
+        self.device_index: list[RuleSpec] = []
+        self.backend_strings: list[RuleSpec] = []
+        self.option_defaults: list[tuple[RuleSpec, dict[str, Any]]] = []
+        self.strings: list[tuple[re.Pattern[str], RuleSpec, str | None, tuple[str, ...]]] = []
+        self.reference_context: dict[tuple[str, str], str] = {}
+        self.text: list[tuple[re.Pattern[str], RuleSpec, tuple[str, ...]]] = []
+        self.unless_keywords: dict[tuple[str, str], frozenset[str]] = {}
+        self.builtins: dict[str, list[tuple[RuleSpec, dict[str, Any]]]] = {}
+        self.unless_wrapped: dict[tuple[str, str], frozenset[str]] = {}
+        self.value_calls: set[str] = set()
+        self._requirements: list[tuple[str, tuple[tuple[str, ...], ...]]] = []
+        self._by_file_name: list[tuple[frozenset[str], bytes]] = []  # string matchers for named files only
+        self._value_checks: list[tuple[tuple[str, ...], tuple[tuple[str, tuple[tuple[str, ...], ...]], ...]]] = []
+        need = self._need
+        for rule in catalogue.rules:
+            for m in rule.matchers:
+                kind = m["kind"]
+                if kind in ("call", "reference"):
+                    exact, prefix = (self.call_exact, self.call_prefix) if kind == "call" else (self.ref_exact, self.ref_prefix)
+                    for q in m.get("qualified_names", []):
+                        exact.setdefault(q, []).append(rule)
+                        need(*_name_requirement(q))
+                        if m.get("context"):
+                            self.reference_context[(rule.id, q)] = m["context"]
+                        if m.get("unless_keywords"):
+                            self.unless_keywords[(rule.id, q)] = frozenset(m["unless_keywords"])
+                        if m.get("unless_wrapped_in"):
+                            self.unless_wrapped[(rule.id, q)] = frozenset(m["unless_wrapped_in"])
+                    for p in m.get("prefixes", []):
+                        prefix.append((p, rule))
+                        need(*_name_requirement(p))
+                elif kind == "method":
+                    for n in m["names"]:
+                        self.methods.setdefault(n, []).append((rule, m))
+                        need(n, ((f".{n}(",),))
+                elif kind == "builtin-call":
+                    for n in m["names"]:
+                        self.builtins.setdefault(n, []).append((rule, m))
+                        need(f"{n}(", ((f"{n}(", *m.get("loop_contains", ())),))
+                elif kind == "import":
+                    for mod in m["modules"]:
+                        self.imports.append((mod, rule))
+                        need(*_module_requirement(mod))
+                elif kind == "argument":
+                    for q in m["qualified_names"]:
+                        self.arguments.setdefault(q, []).append((rule, m))
+                        if not m.get("value_calls"):
+                            need(*_name_requirement(q))
+                    # A value-call match needs the outer name and a call of the inner one through
+                    # the module's own import (`np.zeros(` after `import numpy as np`).
+                    self.value_calls.update(m.get("value_calls", []))
+                    if m.get("value_calls"):
+                        outer = tuple(_name_requirement(q) for q in m["qualified_names"])
+                        self._value_checks.append((tuple(m["value_calls"]), outer))
+                elif kind == "device-string":
+                    for ctx in m["contexts"]:
+                        self.device_strings.setdefault(ctx, []).append(rule)
+                    need("cuda", (('"cuda',), ("'cuda",)))
+                elif kind == "device-index":
+                    self.device_index.append(rule)
+                    need(".to(", tuple((".to(", t) for t in ("cuda", "gpu", "rank", "RANK")))
+                    need("device=", tuple(("device=", t) for t in ("cuda", "gpu", "rank", "RANK")))
+                elif kind == "option-default":
+                    self.option_defaults.append((rule, m))
+                    need("add_argument", (("add_argument", "default"),))
+                elif kind == "backend-string":
+                    self.backend_strings.append(rule)
+                    need("nccl", (('"nccl"',), ("'nccl'",)))
+                elif kind == "string":
+                    self.strings.append((self.pattern(m["pattern"], rule), rule, m.get("context"), tuple(m.get("file_names", ()))))
+                    token = _literal_token(m["pattern"])
+                    if m.get("file_names"):
+                        self._by_file_name.append((frozenset(m["file_names"]), token.encode()))
+                    else:
+                        need(token, ((token,),))
+                elif kind == "text":
+                    self.text.append((self.pattern(m["pattern"], rule), rule, tuple(m["file_kinds"])))
+        # Longest prefix first, so the most specific rule wins.
+        self.call_prefix.sort(key=lambda pr: -len(pr[0]))
+        self.ref_prefix.sort(key=lambda pr: -len(pr[0]))
+        gates: dict[str, list[tuple[tuple[str, ...], ...]]] = {}
+        for gate, alternatives in dict.fromkeys(self._requirements):
+            gates.setdefault(gate, []).append(alternatives)
+        self._gates = [(g.encode(), [tuple(tuple(t.encode() for t in alt) for alt in alts) for alts in group])
+                       for g, group in gates.items()]
+
+    def _need(self, gate: str, alternatives: tuple[tuple[str, ...], ...]) -> None:
+        self._requirements.append((gate, alternatives))
+
+    def pattern(self, pattern: str, rule: RuleSpec):
+        """The compiled `pattern` of `rule` (time-limited for team rules; see patterns.py)."""
+        key = (pattern, rule.id)
+        compiled = self._patterns.get(key)
+        if compiled is None:
+            from migrator.scan.patterns import TimedPattern
+            from migrator.core.resources import rules_dir
+
+            trusted = rules_dir().resolve() in rule.path.resolve().parents
+            compiled = re.compile(pattern) if trusted else TimedPattern(pattern, rule.id)
+            self._patterns[key] = compiled
+        return compiled
+
+    def take_timeouts(self) -> list[str]:
+        """Rule ids whose pattern ran out of time since the last call (then cleared)."""
+        out = []
+        for compiled in self._patterns.values():
+            if getattr(compiled, "timeouts", None):
+                out.extend(compiled.timeouts)
+                compiled.timeouts.clear()
+        return sorted(set(out))
+
+    def python_may_match(self, data: bytes | str, path: str = "") -> bool:
+        """Cheap test: can any Python rule match this source? (a prefilter, as TorchFix's)
+
+        Each rule contributes substrings that every match must contain (see
+        `_name_requirement`), so a file that fails the test cannot produce a finding.
+        """
+        raw = data.encode("utf-8", errors="replace") if isinstance(data, str) else data
+        for gate, group in self._gates:
+            if gate in raw:
+                for alternatives in group:
+                    if any(all(t in raw for t in alt) for alt in alternatives):
+                        return True
+        name = path.replace("\\", "/").rsplit("/", 1)[-1]
+        if any(name in names and token in raw for names, token in self._by_file_name):
+            return True
+        return any(_value_call_possible(raw, calls, outer) for calls, outer in self._value_checks)
+
+    def lookup(self, qname: str, is_callee: bool) -> list[RuleSpec]:
+        """The call/reference rules for a qualified name: every exact one, else the longest prefix's."""
+        for exact in ((self.call_exact, self.ref_exact) if is_callee else (self.ref_exact,)):
+            if qname in exact:
+                return exact[qname]
+        best: tuple[int, RuleSpec] | None = None
+        for table in ((self.call_prefix, self.ref_prefix) if is_callee else (self.ref_prefix,)):
+            for prefix, rule in table:
+                if qname == prefix or qname.startswith(prefix + "."):
+                    if best is None or len(prefix) > best[0]:
+                        best = (len(prefix), rule)
+                    break
+        return [best[1]] if best else []
+
+
+_IMPORT_AS = re.compile(rb"^[ \t]*import[ \t]+([\w.]+)(?:[ \t]+as[ \t]+(\w+))?", re.M)
+
+
+def _value_call_possible(raw: bytes, calls: tuple[str, ...], outer: tuple) -> bool:
+    """Whether `raw` can hold an argument-rule match whose value is one of `calls`.
+
+    The outer call must be named (its usual requirement), and some inner call must be written
+    through an import of its module: `np.zeros(` after `import numpy as np`, `numpy.zeros(`,
+    or the bare name after `from numpy... import`.
+    """
+    if not any(gate.encode() in raw and any(all(t.encode() in raw for t in alt) for alt in alts) for gate, alts in outer):
+        return False
+    for call in calls:
+        module = call.split(".", 1)[0].encode()
+        if module not in raw:
+            continue
+        dotted = call.encode()
+        for found in _IMPORT_AS.finditer(raw):
+            path, alias = found.group(1), found.group(2) or found.group(1)
+            if dotted.startswith(path + b".") and alias + dotted[len(path):] + b"(" in raw:
+                return True
+        if b"from " + module in raw:
+            parts = dotted.split(b".")
+            if any(b".".join(parts[i:]) + b"(" in raw for i in range(1, len(parts))):
+                return True
+    return False
+
+
+def _name_requirement(qname: str) -> tuple[str, tuple[tuple[str, ...], ...]]:
+    """Substrings any reference to `qname` (a.b.c) must contain, as (gate, alternatives).
+
+    A reference is either an attribute chain ending in `.c` that also names `b` (`x.b.c`, or
+    `x.c` after `import a.b as x`), or a from-import of `c` (`from a.b import c`).
+    """
+    parts = qname.split(".")
+    last = parts[-1]
+    if len(parts) == 1:
+        return last, ((last,),)
+    parent, module = parts[-2], ".".join(parts[:-1])
+    if len(parts) > 2:
+        return parent, ((f".{last}", parent), (f"from {module}", last))
+    # `torch.compile`: the attribute form, or a from-import naming it after `import` or a comma.
+    return last, ((f".{last}", parent), (f"import {last}",), (f"from {module} import", f", {last}"),
+                  (f"from {module} import (", last))
+
+
+def _module_requirement(module: str) -> tuple[str, tuple[tuple[str, ...], ...]]:
+    """Substrings an import of `module` must contain: `import m`, `from m`, `, m` or `from a import b`."""
+    parts = module.split(".")
+    alternatives = [(f"import {module}",), (f"from {module}",), (f", {module}", "import")]
+    if len(parts) > 1:
+        alternatives.append((f"from {'.'.join(parts[:-1])} import", parts[-1]))
+    return parts[-1], tuple(alternatives)
+
+
+def _literal_token(pattern: str) -> str:
+    """A substring every match of a regular expression contains (for the prefilter).
+
+    The longest literal run, or for alternations the longest run common to every branch
+    (`^(CUDA_HOME|CUDA_PATH)$` -> `CUDA_`); "" when there is none (the file is then parsed).
+    """
+    def literals(text: str) -> list[str]:
+        text = re.sub(r"\[[^\]]*\]", " ", re.sub(r"\\.", " ", text))  # drop escapes, then classes
+        return re.findall(r"[A-Za-z0-9_\-]+", re.sub(r"[()^$?*+{}.]", " ", text))
+
+    pattern = re.sub(r"\((?:\^|\$|\\[sbAZ]|\|)*\)", "", pattern)  # groups of anchors only: (^|\s)
+    branches = re.split(r"\|", pattern)
+    if len(branches) == 1:
+        words = literals(pattern)
+        return max(words, key=len) if words else ""
+    first = " ".join(literals(branches[0]))
+    best = ""
+    for i in range(len(first)):
+        for j in range(i + len(best) + 1, len(first) + 1):
+            piece = first[i:j]
+            if " " in piece:
+                break
+            if all(piece in " ".join(literals(b)) for b in branches[1:]):
+                best = piece
+    return best

@@ -1,0 +1,55 @@
+"""`argument` rules: a call's argument with a value a rule names (`backend="nccl"`, `np.zeros` data)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import libcst as cst
+
+from migrator.core.catalogue import RuleSpec
+from migrator.scan.nodes import literal as _literal
+from migrator.scan.values import string_value as _string_value
+
+__all__ = ["match"]
+
+
+def match(ctx: Any, rule: RuleSpec, m: dict[str, Any], call: cst.Call, positional: list[cst.Arg], qname: str) -> None:
+    value: cst.BaseExpression | None = None
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == m.get("name"):
+            value = arg.value
+    if value is None and "position" in m and len(positional) > m["position"]:
+        value = positional[m["position"]].value
+    if value is None:
+        return
+    if m.get("value_calls"):
+        inner = ctx.resolve(value.func) if isinstance(value, cst.Call) else None
+        if isinstance(value, cst.Name):
+            inner = next((scope[value.value] for scope in reversed(ctx.arrays) if value.value in scope), None)
+            if inner is not None and value.value not in ctx.arrays[-1]:
+                inner = None  # bound in an outer function: may have changed since
+        explicit = isinstance(value, cst.Call) and any(a.keyword is not None and a.keyword.value == "dtype" for a in value.args)
+        if inner in m["value_calls"] and not explicit:
+            ctx.add(rule, value, name=qname, value=inner, context={"call": call, "argument": m})
+        return
+    if m.get("value_names"):
+        resolved = ctx.resolve(value) if isinstance(value, (cst.Name, cst.Attribute)) else None
+        if resolved in m["value_names"]:
+            ctx.add(rule, value, name=qname, value=resolved, context={"call": call, "argument": m})
+        return
+    if m.get("any"):
+        if isinstance(value, cst.IfExp) or (isinstance(value, cst.Name) and value.value == "None"):
+            return  # None, or already chosen per device (what the fix writes)
+        ctx.add(rule, value, name=qname, value=ctx.module.code_for_node(value)[:60], context={"call": call, "argument": m})
+        return
+    literal: Any = _literal(value)
+    if literal is None and isinstance(value, (cst.List, cst.Tuple)) and len(value.elements) == 1:
+        literal = _string_value(value.elements[0].value)  # device_types=["cuda"]
+    if literal is None and not isinstance(value, cst.Name):
+        return
+    for expected in m["values"]:
+        if literal == expected or (isinstance(expected, str) and isinstance(literal, str) and re.fullmatch(expected, literal)):
+            ctx.add(rule, value, name=qname, value=literal, context={"call": call, "argument": m})
+            ctx.suppressed.add(id(value))
+            return

@@ -1,0 +1,32 @@
+"""`method` rules: a method called on anything (`.cuda()`, `.backward()` in a loop)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import libcst as cst
+
+from migrator.scan.resolve import dotted_name
+
+__all__ = ["match"]
+
+
+def match(ctx: Any, node: cst.Call, attr: str) -> None:
+    """A method rule on `node` (`loss.backward()` in a loop, `x.cuda()`); the first that applies."""
+    for rule, m in ctx.index.methods[attr]:
+        if m.get("in_loop") and not ctx.loop_nodes:
+            continue
+
+        if m.get("receiver") and not ctx.index.pattern(m["receiver"], rule).search(dotted_name(node.func.value) or ""):
+            continue
+        if m.get("module_contains") and not any(t in ctx._module_code() for t in m["module_contains"]):
+            continue
+        loop = ctx.loop_nodes[-1] if ctx.loop_nodes else None
+        if m.get("loop_with"):
+            # The step loop: with gradient accumulation, backward() runs in an inner loop.
+            loop = next((lp for lp in reversed(ctx.loop_nodes) if m["loop_with"] in ctx._code_of(lp)), loop)
+        if m.get("unless_loop_contains") and loop is not None and any(
+                t in ctx._code_of(loop) for t in m["unless_loop_contains"]):
+            continue
+        ctx.add(rule, node, name=attr, context={"call": node, "method": True, "loop": loop})
+        break

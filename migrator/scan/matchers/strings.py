@@ -1,0 +1,50 @@
+"""`device-string`, `backend-string` and `string` rules: a string literal in a context (a device, a
+backend, an environment key) or matching a rule's pattern."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import libcst as cst
+
+from migrator.scan.nodes import cuda_fstring as _cuda_fstring
+from migrator.scan.values import string_value as _string_value
+from migrator.scan.words import CUDA_DEVICE
+
+__all__ = ["match"]
+
+
+def match(ctx: Any, node: cst.SimpleString | cst.FormattedString) -> None:
+    if id(node) in ctx.suppressed or id(node) in ctx.docstrings:
+        return
+    where = ctx.device_ctx.get(id(node))
+    value = _string_value(node)
+    if where == "backend":
+        if value == "nccl":
+            for rule in ctx.index.backend_strings:
+                ctx.add(rule, node, value=value, context={"backend_kind": "text"})
+                return
+        return
+    if where and value is not None and (match := CUDA_DEVICE.match(value)):
+        kind = "comparison" if where == "comparison" else "device"
+        for rule in ctx.index.device_strings.get(kind, []):
+            type_test = ctx.type_tests.get(id(node))
+            manual = ("a branch on the device type: decide whether it should also run on the target's device"
+                      if kind == "comparison" and type_test is None else None)
+            ctx.add(rule, node, value=value, context={"device_kind": where, "index": match.group(1), "text": id(node) not in ctx.api_args,
+                                                       "device_call": ctx.device_calls.get(id(node)),
+                                                       "type_test": type_test, "manual_reason": manual})
+            return
+    if where in ("device", "device_type") and (expr := _cuda_fstring(node)) is not None:
+        for rule in ctx.index.device_strings.get("device", []):
+            ctx.add(rule, node, value=ctx.module.code_for_node(node), context={
+                "device_kind": where, "fstring": expr, "text": id(node) not in ctx.api_args, "device_call": ctx.device_calls.get(id(node))})
+            return
+    # An environment key (`os.environ.get("X")`) is never a message, even inside `.split(...)`.
+    if value is not None and (not ctx.quiet or id(node) in ctx.env_ctx):
+        for pattern, rule, context, names in ctx.index.strings:
+            if names and ctx.file_name not in names:
+                continue
+            if pattern.search(value) and (context != "env" or id(node) in ctx.env_ctx):
+                ctx.add(rule, node, value=value)
+                return

@@ -1,0 +1,18 @@
+"""The shared PyTorch vocabulary (rules/vocabulary.yaml) as the constants the scan uses."""
+
+from __future__ import annotations
+
+from migrator.core.catalogue import load_vocabulary
+
+# The shared PyTorch words are data (rules/vocabulary.yaml, schema-checked), read once.
+_WORDS = load_vocabulary()
+CUDA_DEVICE = _WORDS["cuda_device"]
+DEVICE_NAME = _WORDS["device_name"]
+TENSOR_METADATA = frozenset(_WORDS["tensor_metadata"])
+DEVICE_ARG0 = frozenset(_WORDS["device_argument_calls"])
+DEVICE_TYPE_ARG0 = frozenset(_WORDS["device_type_argument_calls"])
+DEVICE_KEYWORDS = {word: "device" for word in _WORDS["device_keywords"]}
+DEVICE_TYPE_CALLS = DEVICE_TYPE_ARG0 | frozenset(_WORDS["device_type_keyword_calls"])
+DTYPE_KEYWORDS = frozenset(_WORDS["dtype_keywords"])
+ENV_METHODS = frozenset(_WORDS["environ_methods"])
+QUIET_CALLS = frozenset(_WORDS["quiet_calls"])
