@@ -110,19 +110,37 @@ MAX_JOBS = 256
 
 
 def _codes(values, flag: str) -> tuple[str, ...]:
-    """Rule id prefixes from the command line, checked as the configuration's are."""
+    """Rule id prefixes from the command line (repeated, or comma-separated as in ruff),
+    checked as the configuration's are."""
     from migrator.settings import is_rule_code
 
-    for value in values:
+    codes = [part.strip() for value in values for part in value.split(",") if part.strip()]
+    for value in codes:
         if not is_rule_code(value):
             raise _fail(f"{flag}: '{value}' is not a rule id or prefix such as NRN1 or NRN101")
-    return tuple(v.upper() for v in values)
+    return tuple(v.upper() for v in codes)
+
+
+def _known(codes: tuple[str, ...], flag: str, extend_rules) -> tuple[str, ...]:
+    """`codes`, when each selects some rule (a typo would silently turn a CI check off)."""
+    if not codes:
+        return codes
+    from migrator.api import RuleError, rules
+
+    try:
+        ids = [r.id for r in rules(extend_rules).rules]
+    except RuleError as exc:
+        raise _fail(str(exc)) from None
+    for code in codes:
+        if not any(i.startswith(code) for i in ids):
+            raise _fail(f"{flag}: '{code}' matches no rule; see `neuron-migrator rules`")
+    return codes
 
 
 def _selection(settings, select, extend_select) -> tuple[str, ...]:
     """`--select` (else the configured selection), plus `--extend-select`; empty = every rule."""
-    base = _codes(select, "--select") or settings.select
-    extra = _codes(extend_select, "--extend-select")
+    base = _known(_codes(select, "--select"), "--select", settings.extend_rules) or settings.select
+    extra = _known(_codes(extend_select, "--extend-select"), "--extend-select", settings.extend_rules)
     return base + tuple(c for c in extra if c not in base) if base else ()
 
 
@@ -141,7 +159,7 @@ def _scan_options(settings, target, select, ignore, exclude, extend_exclude, job
     cache = None if no_cache else (cache_dir or default_cache_dir())
     return ScanOptions(
         target=target, select=_selection(settings, select, extend_select),
-        ignore=_codes(ignore, "--ignore") or settings.ignore,
+        ignore=_known(_codes(ignore, "--ignore"), "--ignore", settings.extend_rules) or settings.ignore,
         exclude=excludes + settings.extend_exclude + tuple(extend_exclude), per_file_ignores=settings.per_file_ignores,
         root=settings.root, extend_rules=settings.extend_rules, report_unused_noqa=unused_noqa,
         jobs=jobs or (os.cpu_count() or 1), cache_dir=cache, progress=progress, test_files=settings.test_files,
@@ -229,6 +247,10 @@ def scan(
     _warn_if_empty(report)
     findings = (filter_new(report.findings, known, root=project_root(paths, settings.root)) if known is not None
                 else report.findings)
+    if known and report.findings and len(findings) == len(report.findings):
+        # Every entry missed: almost always paths recorded from another project root.
+        typer.echo(f"neuron-migrator: warning: no finding matched the {sum(known.values())} entries of {baseline}; "
+                   "was it made for these paths (baseline create from the project root)?", err=True)
     color = fmt == "text" and output_file is None and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     stats = {"files": report.files, "lines": report.lines, "seconds": report.seconds, "statistics": statistics,
              "target": options.target, "extend_rules": options.extend_rules, "color": color,
@@ -276,9 +298,10 @@ def _emit(text: str, output_file: Optional[Path]) -> None:
     from migrator.core.fsutil import replace_file
 
     try:
+        Path(output_file).parent.mkdir(parents=True, exist_ok=True)  # as ruff does
         replace_file(output_file, text.encode("utf-8", "surrogateescape"))
     except OSError as exc:
-        raise _fail(f"--output-file: {exc}") from None
+        raise _fail(f"--output-file: {output_file}: cannot write: {exc.strerror or exc}") from None
 
 
 baseline_app = typer.Typer(cls=_Group, no_args_is_help=True, help="Record today's findings so that only new ones fail.")

@@ -339,3 +339,47 @@ def test_parallelcluster_names_every_missing_resource_at_once(cli, tmp_path):
     proc = cli("generate", "parallelcluster", "--instance-type", "trn2.48xlarge", "--region", "us-east-2", "--output", "o",
                cwd=tmp_path)
     assert proc.returncode == 2 and "--subnet-id and --s3-prefix" in proc.stderr and not (tmp_path / "o").exists()
+
+
+# -- found by a new user trying the README (second round) -------------------------------------
+def test_a_baseline_without_our_table_still_matches_from_another_directory(cli, tmp_path):
+    proj = tmp_path / "proj"
+    (proj / "src").mkdir(parents=True)
+    (proj / "pyproject.toml").write_text('[project]\nname = "proj"\n')  # no [tool.neuron-migrator]
+    (proj / "src" / "train.py").write_text(CODE)
+    cli("baseline", "create", ".", "-o", "base.json", cwd=proj, check=0)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    proc = cli("scan", proj / "src", "--baseline", proj / "base.json", cwd=elsewhere, check=0)
+    assert "Found 0 findings" in proc.stdout and "warning" not in proc.stderr
+
+
+def test_a_baseline_that_matches_nothing_says_so(cli, tmp_path):
+    proj = project(tmp_path / "proj")
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "train.py").write_text(CODE)
+    cli("baseline", "create", tmp_path / "other", "-o", proj / "base.json", cwd=tmp_path, check=0)
+    proc = cli("scan", "src", "--baseline", "base.json", cwd=proj, check=1)
+    assert "warning: no finding matched the 2 entries of base.json" in proc.stderr
+
+
+def test_select_takes_comma_lists_and_refuses_prefixes_that_match_no_rule(cli, tmp_path):
+    proj = project(tmp_path / "proj")
+    both = rule_ids(cli("scan", "src", "--format", "json", "--select", "NRN1,NRN2", cwd=proj, check=1).stdout)
+    assert both == {"NRN101", "NRN202"}
+    for flag in ("--select", "--ignore", "--extend-select"):
+        proc = cli("scan", "src", flag, "NRN999", cwd=proj, check=2)
+        assert f"{flag}: 'NRN999' matches no rule" in proc.stderr
+
+
+def test_output_file_creates_its_folder(cli, tmp_path):
+    proj = project(tmp_path / "proj")
+    cli("scan", "src", "--format", "json", "-o", "reports/ci/scan.json", cwd=proj, check=1)
+    assert rule_ids((proj / "reports" / "ci" / "scan.json").read_text()) == {"NRN101", "NRN202"}
+
+
+def test_a_project_on_an_older_pytorch_gets_no_torch_accelerator_rewrites(cli, tmp_path):
+    proj = project(tmp_path / "proj", 'torch-version = "2.4"\n')
+    proc = cli("fix", "src", "--write", cwd=proj)
+    assert (proj / "src" / "train.py").read_text() == CODE
+    assert "needs PyTorch >= 2.9; the project runs PyTorch 2.4" in proc.stderr

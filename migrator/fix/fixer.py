@@ -140,6 +140,7 @@ class _Renderer:
         rule = cand.rule
         entry = rule.fix_for(self.target) or {}
         kind = rule.fix["kind"]
+        _check_torch(self.spec, self.torch)  # the target's own minimum first
         if kind == "device-string":
             node, code = self._device_code(cand)
             return node, code, self.imports_for(code, entry)

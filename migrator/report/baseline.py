@@ -31,11 +31,21 @@ READABLE = (1, 2)
 
 def project_root(paths: Sequence[str | os.PathLike[str]], config_root: Path | None = None) -> Path:
     """The folder baseline paths are relative to: `config_root` (the configuration file's
-    folder) when there is one, else the deepest folder holding every path given."""
+    folder) when there is one, else the nearest folder at or above the deepest folder holding
+    every path given that has a pyproject.toml, .git, setup.py or setup.cfg, else that folder."""
     if config_root is not None:
         return Path(os.path.abspath(config_root))
     folders = [os.path.abspath(p if os.path.isdir(p) else os.path.dirname(os.path.abspath(p))) for p in paths]
-    return Path(os.path.commonpath(folders)) if folders else Path.cwd()
+    common = Path(os.path.commonpath(folders)) if folders else Path.cwd()
+    # Without our table, the project is still the nearest folder that looks like one (as ruff
+    # and git see it), so `baseline create .` at the top and `scan src/` agree on paths.
+    for folder in (common, *common.parents):
+        if any((folder / marker).exists() for marker in _PROJECT_MARKERS):
+            return folder
+    return common
+
+
+_PROJECT_MARKERS = ("pyproject.toml", ".git", "setup.py", "setup.cfg")
 
 
 def _relative(path: str, root: Path) -> str:
