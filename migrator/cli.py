@@ -198,7 +198,7 @@ IGNORE_HELP = "Skip rules whose id starts with this; replaces the configured lis
 def scan(
     ctx: typer.Context,
     # Text, not Path: the fix hint repeats the paths as they were typed (`src/`).
-    paths: List[str] = typer.Argument(..., metavar="PATH", help="Files or folders to scan."),
+    paths: Optional[List[str]] = typer.Argument(None, metavar="PATH", show_default=".", help="Files or folders to scan (as ruff, the current folder when none is given)."),
     target: str = typer.Option("portable", "--target", "-t", metavar="TARGET", help=TARGET_HELP),
     fmt: str = typer.Option("text", "--format", "-f", metavar="FORMAT", help="text, json, sarif, github or junit."),
     fail_on: str = typer.Option("error", "--fail-on", metavar="LEVEL", help="Lowest severity that makes the exit code 1: error, warning, info or never."),
@@ -219,6 +219,7 @@ def scan(
     config: Optional[Path] = typer.Option(None, "--config", metavar="FILE", show_default=CONFIG_DEFAULT, help=CONFIG_HELP),
 ) -> None:
     """Report migration blockers in PATHS."""
+    paths = paths or ["."]
     from migrator.api import scan_paths
     from migrator.api import REPORT_FORMATS, BaselineError, RuleError, filter_new, project_root, read_baseline, render
     from migrator.core.findings import Severity

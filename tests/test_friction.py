@@ -383,3 +383,8 @@ def test_a_project_on_an_older_pytorch_gets_no_torch_accelerator_rewrites(cli, t
     proc = cli("fix", "src", "--write", cwd=proj)
     assert (proj / "src" / "train.py").read_text() == CODE
     assert "needs PyTorch >= 2.9; the project runs PyTorch 2.4" in proc.stderr
+
+
+def test_scan_without_a_path_scans_the_current_folder_as_ruff(cli, tmp_path):
+    proj = project(tmp_path / "proj")
+    assert rule_ids(cli("scan", "--format", "json", cwd=proj, check=1).stdout) == {"NRN101", "NRN202"}
