@@ -19,20 +19,14 @@ from typing import Iterator
 
 import libcst as cst
 
-from migrator.core.catalogue import load_vocabulary
 from migrator.scan.resolve import dotted_name
 from migrator.scan.walk import walk
+from migrator.scan.words import BACKEND_CALLS, INDEX_CALLS, INDEX_NAME, NPROCS_KEYWORDS, TRACKED_DEVICE_KEYWORDS
 
 __all__ = ["ScopeValues", "ModuleValues", "Parents", "INDEX_NAME", "is_index_attribute", "is_cuda_test", "cuda_branch", "string_value"]
 
-# The shared PyTorch words are data (rules/vocabulary.yaml, schema-checked).
-_WORDS = load_vocabulary()
-# Names that hold a device index (an int), calls whose result is one, process-count keywords.
-INDEX_NAME = _WORDS["index_names"]
-INDEX_CALLS = _WORDS["index_calls"]
-NPROCS_KEYWORDS = frozenset(_WORDS["nprocs_keywords"])
-DEVICE_KEYWORDS = frozenset(_WORDS["tracked_device_keywords"])
-BACKEND_CALLS = frozenset(_WORDS["backend_calls"])
+# The shared PyTorch words are data (rules/vocabulary.yaml, schema-checked; see words.py).
+DEVICE_KEYWORDS = TRACKED_DEVICE_KEYWORDS
 
 
 def is_index_attribute(node: cst.BaseExpression) -> bool:

@@ -16,3 +16,10 @@ DEVICE_TYPE_CALLS = DEVICE_TYPE_ARG0 | frozenset(_WORDS["device_type_keyword_cal
 DTYPE_KEYWORDS = frozenset(_WORDS["dtype_keywords"])
 ENV_METHODS = frozenset(_WORDS["environ_methods"])
 QUIET_CALLS = frozenset(_WORDS["quiet_calls"])
+# Names that hold a device index (an int), calls whose result is one, process-count keywords,
+# the keywords the value analysis follows as a device, process-group calls.
+INDEX_NAME = _WORDS["index_names"]
+INDEX_CALLS = _WORDS["index_calls"]
+NPROCS_KEYWORDS = frozenset(_WORDS["nprocs_keywords"])
+TRACKED_DEVICE_KEYWORDS = frozenset(_WORDS["tracked_device_keywords"])
+BACKEND_CALLS = frozenset(_WORDS["backend_calls"])
