@@ -148,7 +148,8 @@ def test_hooks_take_dash_file_names_as_files_and_keep_out_of_excluded_code(tmp_p
 
 def test_select_and_ignore_values_are_checked_like_the_configuration(tmp_path):
     write(tmp_path / "train.py", CUDA)
-    for flag in ("--select=x.py", "--ignore=NRN20X", "--select=NRN1,NRN2"):
+    # A comma list is split as ruff does, and each part is checked on its own.
+    for flag in ("--select=x.py", "--ignore=NRN20X", "--select=NRN1,x.py", "--select=NRN1;NRN2"):
         proc = run("scan", "train.py", flag, cwd=tmp_path)
         assert proc.returncode == 2 and "is not a rule id or prefix" in proc.stderr, flag
 
