@@ -226,6 +226,7 @@ def _scan_source(raw: bytes, path: str, kind: str, options: ScanOptions, index: 
     import libcst as cst
 
     from .engine import mark_blocked, scan_python, scan_text
+    from .parse import parse_module
 
     if kind == "python":
         # A UTF-16 file hides its text from the byte-level prefilter: it is reported, not passed.
@@ -235,7 +236,7 @@ def _scan_source(raw: bytes, path: str, kind: str, options: ScanOptions, index: 
         if problem:
             return [_parse_error(path, problem, severity=Severity.ERROR)]
         try:
-            module = cst.parse_module(raw)
+            module = parse_module(raw)
         except cst.ParserSyntaxError as exc:
             return [_parse_error(path, f"syntax error: {exc.message}", exc.raw_line, exc.raw_column + 1)]
         except (UnicodeDecodeError, LookupError, SyntaxError) as exc:
@@ -248,7 +249,7 @@ def _scan_source(raw: bytes, path: str, kind: str, options: ScanOptions, index: 
             source = module.code
         found = scan_python(module, path, index, options.target, is_test=is_test, source=source)
         lines = split_lines(source)
-        if found or unused:  # only then can a `# noqa` matter (tokenizing costs)
+        if unused or _noqa_may_apply(found, lines):  # only then can a `# noqa` matter (tokenizing costs)
             lines = python_comment_lines(lines)
         # A file `fix` leaves whole (a CUDA-only call it cannot rewrite) has nothing fixable.
         return mark_blocked(apply_suppressions(found, lambda cell: lines, path=path, report_unused=unused))
@@ -258,6 +259,19 @@ def _scan_source(raw: bytes, path: str, kind: str, options: ScanOptions, index: 
     lines = split_lines(text)
     found = scan_text(text, path, kind, index, options.target, is_test=is_test)
     return apply_suppressions(found, lambda cell: lines, path=path, report_unused=unused)
+
+
+def _noqa_may_apply(found: list[Finding], lines: list[str]) -> bool:
+    """Whether a `# noqa` can suppress one of `found`: one of the lines a finding spans, or a
+    line that may be a file-level `# neuron-migrator: noqa`, says noqa. Where none does, the
+    raw lines suppress exactly what the comment-only lines would (suppress.py)."""
+    if not found:
+        return False
+    for finding in found:
+        for number in range(finding.span.line, min(finding.span.end_line, len(lines)) + 1):
+            if "noqa" in lines[number - 1].lower():
+                return True
+    return any("noqa" in line.lower() and "neuron-migrator" in line.lower() for line in lines)
 
 
 def _join_notebook(text: str, path: str):

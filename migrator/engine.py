@@ -936,7 +936,7 @@ def _mark_cuda_only(collector: "_Collector", module: cst.Module) -> list[Candida
     It is still reported (the branch is skipped on Neuron), without a fix. Inside a test on the
     resolved accelerator (`DEVICE.type == "cuda"`, as `fix` writes it) it is not reported.
     """
-    parents = Parents(module)
+    parents = Parents(module, syntax_only=True)
     accelerators = collector.values.module.accelerator_names
     kept = []
     for cand in collector.candidates:
