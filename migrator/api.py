@@ -184,13 +184,18 @@ def _prefilter_text(raw: bytes) -> bytes:
 
 def _unparsable(raw: bytes) -> str | None:
     """Why a Python source must not reach libcst (see guard.py), or None."""
-    from .guard import too_complex
+    return _checked(raw)[0]
+
+
+def _checked(raw: bytes):
+    """`_unparsable`'s answer and the `ast` tree of the source (None when not parsed)."""
+    from .guard import checked_tree
 
     if _wide_encoding(raw):
-        return f"encoded as {_wide_encoding(raw)[:6].upper()}, which Python cannot run; save it as UTF-8"
+        return f"encoded as {_wide_encoding(raw)[:6].upper()}, which Python cannot run; save it as UTF-8", None
     if b"\x00" in raw:
-        return "the file contains null bytes (binary, or UTF-16 without a byte-order mark)"
-    return too_complex(raw)
+        return "the file contains null bytes (binary, or UTF-16 without a byte-order mark)", None
+    return checked_tree(raw)
 
 
 def scan_source(data: bytes | str, path: str, kind: str = "python", options: ScanOptions = ScanOptions()) -> list[Finding]:
@@ -227,16 +232,21 @@ def _scan_source(raw: bytes, path: str, kind: str, options: ScanOptions, index: 
 
     from .engine import mark_blocked, scan_python, scan_text
     from .parse import parse_module
+    from .prune import prune_source
 
     if kind == "python":
         # A UTF-16 file hides its text from the byte-level prefilter: it is reported, not passed.
         if not (index.python_may_match(_prefilter_text(raw), path) or (unused and b"noqa" in raw) or b"\x00" in raw):
             return []
-        problem = _unparsable(raw)
+        problem, tree = _checked(raw)
         if problem:
             return [_parse_error(path, problem, severity=Severity.ERROR)]
+        # Statements no rule can match are blanked before libcst parses (prune.py); with
+        # unused-noqa reporting every comment matters, so the file is parsed whole.
+        pruned = None if unused or tree is None else prune_source(raw, tree, index, path)
+        del tree
         try:
-            module = parse_module(raw)
+            module = parse_module(raw if pruned is None else pruned)
         except cst.ParserSyntaxError as exc:
             return [_parse_error(path, f"syntax error: {exc.message}", exc.raw_line, exc.raw_column + 1)]
         except (UnicodeDecodeError, LookupError, SyntaxError) as exc:
@@ -244,11 +254,15 @@ def _scan_source(raw: bytes, path: str, kind: str, options: ScanOptions, index: 
         except RecursionError:
             return [_parse_error(path, "too deeply nested to parse")]
         try:
-            source = raw.decode(module.encoding)
+            source = original = raw.decode(module.encoding)
+            if pruned is not None:
+                source = pruned.decode(module.encoding)
         except (UnicodeDecodeError, LookupError):
-            source = module.code
-        found = scan_python(module, path, index, options.target, is_test=is_test, source=source)
-        lines = split_lines(source)
+            if pruned is not None:
+                module = cst.parse_module(raw)
+            source = original = module.code
+        found = scan_python(module, path, index, options.target, is_test=is_test, source=source, original=original)
+        lines = split_lines(original)
         if unused or _noqa_may_apply(found, lines):  # only then can a `# noqa` matter (tokenizing costs)
             lines = python_comment_lines(lines)
         # A file `fix` leaves whole (a CUDA-only call it cannot rewrite) has nothing fixable.

@@ -864,6 +864,7 @@ def scan_python(
     line_map: Any = None,
     source: str | None = None,
     whole_file: bool = False,
+    original: str | None = None,
 ) -> list[Finding]:
     """Match one parsed module; return findings in source order.
 
@@ -877,8 +878,11 @@ def scan_python(
         whole_file: mark no finding fixable when the file has a blocker (`mark_blocked`). The
             scan API applies that after suppressions instead; the fixer decides with what it can
             render, and `--partial`.
+        original: the file's whole text when `module` was parsed from a pruned copy (prune.py),
+            for the rules that look at the whole file (`module_contains`).
     """
     collector = _Collector(index, module, path)
+    collector._code = original
     walk(module, collector)
     if not collector.candidates:
         return []
