@@ -22,6 +22,7 @@ import argparse
 import importlib.util
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -42,10 +43,18 @@ def _ruff() -> str:
     return str(beside) if beside.exists() else (shutil.which("ruff") or "ruff")
 
 
+CPU: dict[int, float] = {}  # id(completed process) -> CPU seconds of it and its children
+
+
 def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, subprocess.CompletedProcess]:
+    """Wall seconds of `cmd`; its CPU seconds (user + system, all its processes) go to CPU."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    return time.perf_counter() - start, proc
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU[id(proc)] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, proc
 
 
 def _tree_size(tree: Path) -> tuple[int, int]:
@@ -58,7 +67,8 @@ def _sorted_findings(stdout: str) -> list[dict]:
 
 
 def scan_tree(name: str, tree: Path, keep: Path | None) -> tuple[float, float, float]:
-    """Cold scan, warm rescan (seconds) of neuron-migrator and the ruff run on `tree`."""
+    """Cold scan, warm rescan (seconds) of neuron-migrator and the ruff run on `tree`; prints
+    the CPU seconds too (steadier than wall time on a shared machine)."""
     cache = Path(tempfile.mkdtemp(prefix="nrn-ruff-ratio-"))
     env = {**os.environ, "NRN_CACHE_DIR": str(cache)}
     nm = [sys.executable, "-m", "migrator", "scan", str(tree), "--format", "json", "--fail-on", "never"]
@@ -74,7 +84,8 @@ def scan_tree(name: str, tree: Path, keep: Path | None) -> tuple[float, float, f
         raise SystemExit(f"ruff failed on {tree}:\n{rproc.stderr[-2000:]}")
     findings = _sorted_findings(proc.stdout)
     files, lines = _tree_size(tree)
-    print(f"{name}: {tree} ({files} .py files, {lines:,} lines); {len(findings)} findings")
+    print(f"{name}: {tree} ({files} .py files, {lines:,} lines); {len(findings)} findings; CPU seconds: "
+          f"cold scan {CPU[id(proc)]:.1f}, ruff {CPU[id(rproc)]:.1f} (ratio {CPU[id(proc)] / max(CPU[id(rproc)], 0.01):.2f})")
     if keep is not None:
         keep.mkdir(parents=True, exist_ok=True)
         (keep / f"{name}.json").write_text(json.dumps(findings, indent=1, sort_keys=True) + "\n")

@@ -245,23 +245,28 @@ def _scan_source(raw: bytes, path: str, kind: str, options: ScanOptions, index: 
         # unused-noqa reporting every comment matters, so the file is parsed whole.
         pruned = None if unused or tree is None else prune_source(raw, tree, index, path)
         del tree
+        if pruned is not None and not pruned.may_match:
+            return []
         try:
-            module = parse_module(raw if pruned is None else pruned)
+            module = parse_module(raw if pruned is None else pruned.source)
         except cst.ParserSyntaxError as exc:
             return [_parse_error(path, f"syntax error: {exc.message}", exc.raw_line, exc.raw_column + 1)]
         except (UnicodeDecodeError, LookupError, SyntaxError) as exc:
             return [_parse_error(path, f"cannot decode: {exc}")]
         except RecursionError:
             return [_parse_error(path, "too deeply nested to parse")]
+        line_map = None
         try:
             source = original = raw.decode(module.encoding)
             if pruned is not None:
-                source = pruned.decode(module.encoding)
+                source = pruned.source.decode(module.encoding)
+                line_map = lambda number: (None, pruned.line(number))  # noqa: E731
         except (UnicodeDecodeError, LookupError):
             if pruned is not None:
                 module = cst.parse_module(raw)
             source = original = module.code
-        found = scan_python(module, path, index, options.target, is_test=is_test, source=source, original=original)
+        found = scan_python(module, path, index, options.target, is_test=is_test, source=source, original=original,
+                            line_map=line_map)
         lines = split_lines(original)
         if unused or _noqa_may_apply(found, lines):  # only then can a `# noqa` matter (tokenizing costs)
             lines = python_comment_lines(lines)

@@ -873,7 +873,8 @@ def scan_python(
         path: the path to report.
         index: the compiled catalogue.
         target: `portable`, `neuron`, `xla` or `inf1`: decides severities, messages and fixes.
-        line_map: optional callable line -> (cell, line) for notebooks.
+        line_map: optional callable line -> (cell, line) for notebooks (cell None: a pruned
+            source's line -> the file's line, see prune.py).
         source: the module's text if known (saves generating it again).
         whole_file: mark no finding fixable when the file has a blocker (`mark_blocked`). The
             scan API applies that after suppressions instead; the fixer decides with what it can

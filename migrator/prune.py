@@ -1,14 +1,16 @@
-"""Blank out the statements no rule can match, before libcst parses a file.
+"""Leave out the statements no rule can match, before libcst parses a file.
 
 Parsing with libcst, and walking what it builds, is most of the time of a cold scan, and most
 statements of a large module mention nothing the catalogue looks for. The guard (guard.py) has
-already parsed the file with CPython's `ast`; this module reads that tree and replaces the lines
-of every statement that cannot matter with empty lines, so libcst parses only the rest.
-Candidates are the module's statements and, inside a kept def, class, `if`, `try` or `with`,
-the statements of its blocks (those become `pass`: a block needs one). Loops are kept or left
-out whole: method rules read a loop's own text (`loop_with`). Line numbers and the columns of
-every kept line stay as they were, rules that read the whole file get the original text, and
-suppression comments are read from it, so findings are identical.
+already parsed the file with CPython's `ast`; this module reads that tree and drops the lines
+of every statement that cannot matter, so libcst parses only the rest (an empty line costs
+libcst nearly what a short statement does, so they are dropped, not blanked). Candidates are
+the module's statements and, inside a kept def, class, `if`, `try` or `with`, the statements
+of its blocks (one left out of a block becomes a single `pass`: a block needs one). Loops are
+kept or left out whole: method rules read a loop's own text (`loop_with`). Kept lines are
+copied as they are, so columns stay; `Pruned.origin` takes line numbers back to the file's;
+rules that read the whole file get the original text, and suppression comments are read from
+it, so findings are identical.
 
 A statement is left out only when both hold (the argument that pruning changes no finding):
 
@@ -40,16 +42,18 @@ from __future__ import annotations
 
 import ast
 import re
+from itertools import accumulate
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable, Sequence
 
-from .engine import CUDA_DEVICE, DTYPE_KEYWORDS, _literal_token
+from .engine import CUDA_DEVICE, DEVICE_ARG0, DEVICE_NAME, DEVICE_TYPE_ARG0, DEVICE_TYPE_CALLS, DTYPE_KEYWORDS, _literal_token
+from .engine import DEVICE_KEYWORDS as ENGINE_DEVICE_KEYWORDS
 from .values import BACKEND_CALLS, DEVICE_KEYWORDS, INDEX_CALLS, INDEX_NAME, NPROCS_KEYWORDS
 
 if TYPE_CHECKING:
     from .engine import RuleIndex
 
-__all__ = ["prune_source"]
+__all__ = ["prune_source", "Pruned"]
 
 # Encodings in which a line is its bytes up to b"\n" and a byte >= 0x80 never holds one.
 _LINE_SAFE = ("utf-8", "utf-8-sig", "utf8", "ascii", "latin-1", "iso-8859-1", "iso8859-1")
@@ -62,8 +66,12 @@ _DTYPE_CALLS = frozenset({"to", "type", "set_default_dtype", "get_default_dtype"
 # One plain string literal, alone (not implicitly concatenated with another): its value is what
 # the engine matches. Triple-quoted, multi-line, f- and byte literals are not recognised here.
 _SINGLE_LITERAL = re.compile(rb"""[rRuU]?(?:'(?:[^'\\\r\n]|\\.)*'|"(?:[^"\\\r\n]|\\.)*")""")
-_TYPE_ATTRIBUTE = re.compile(rb"(\w+)\.type\b")
-_DTYPE = object()  # context marker: a value where a dtype goes
+# Where a node stands, for `_Reader._visit` (besides "the callee of this call"): bit flags.
+_DTYPE = 1  # where the engine takes a name for a dtype (engine._Collector.dtype_ctx)
+_DEVICE = 2  # where the engine may give a string a device, device-type or comparison context
+_DEVICE_KEYWORDS = frozenset(ENGINE_DEVICE_KEYWORDS) | {"default"}  # `default=`: add_argument's
+_DEVICE_TYPE_LASTS = frozenset(q.rsplit(".", 1)[-1] for q in DEVICE_TYPE_CALLS) | {"autocast"}
+_FIRST_ARGUMENT_LASTS = frozenset(q.rsplit(".", 1)[-1] for q in DEVICE_ARG0 | DEVICE_TYPE_ARG0) | {"to"}
 
 
 @dataclass
@@ -85,9 +93,13 @@ class _Triggers:
     usable: bool  # False: this catalogue cannot be pruned for safely
 
     def matches(self, qname: str) -> bool:
-        if qname in self.exact:
-            return True
-        return any(qname == p or qname.startswith(p + ".") for p in self.prefixes)
+        known = self._matched.get(qname)
+        if known is None:
+            known = qname in self.exact or any(qname == p or qname.startswith(p + ".") for p in self.prefixes)
+            self._matched[qname] = known
+        return known
+
+    _matched: dict[str, bool] = field(default_factory=dict)
 
 
 _TRIGGERS: dict[int, tuple["RuleIndex", _Triggers]] = {}
@@ -312,51 +324,81 @@ class _Reader:
     # -- the walk ------------------------------------------------------------------------------
     def _chain(self, head: str, parts: Sequence[str], context: object) -> None:
         self.seen.heads.add(head)
-        chain = (head, parts, context if type(context) is ast.Call else None, context is _DTYPE)
+        chain = (head, parts, context if type(context) is ast.Call else None, type(context) is int and bool(context & _DTYPE))
         if head in self.bindings or head in self.outer:
             self.chains.append(chain)  # type: ignore[arg-type]
         else:
             self.unbound.append(chain)  # type: ignore[arg-type]
 
     def _visit(self, node: ast.AST, scope: _Scope, context: object) -> None:
-        """Visit `node`; `context` is the call `node` is the callee of, or _DTYPE, or None."""
+        """Visit `node`; `context` is the call `node` is the callee of, or _DTYPE/_DEVICE flags, or None."""
         kind = type(node)
         if kind is ast.Name:
             head = node.id  # type: ignore[attr-defined]
-            self._chain(head, (), context)
+            self.seen.heads.add(head)
+            if context is not None or head in self.bindings or head in self.outer:
+                self._chain(head, (), context)
+            else:
+                self.unbound.append((head, (), None, False))
             if scope is self.home and type(node.ctx) is ast.Store:  # type: ignore[attr-defined]
                 self.stores.add(head)
             return
         if kind is ast.Attribute:
             parts: list[str] = []  # attribute names, outermost first
             current: ast.AST = node
+            if type(context) is ast.Call and node.attr in self.t.attributes:  # type: ignore[attr-defined]
+                self.relevant = True  # `x.cuda()`: method rules read the callee's last attribute
             while type(current) is ast.Attribute:
-                attr = current.attr  # type: ignore[attr-defined]
-                parts.append(attr)
-                if attr in self.t.attributes:
-                    self.relevant = True
+                parts.append(current.attr)  # type: ignore[attr-defined]
                 current = current.value  # type: ignore[attr-defined]
             if type(current) is ast.Name:
                 if parts[-1] == "type" and len(parts) == 1:
                     self.seen.type_heads.add(current.id)  # type: ignore[attr-defined]
                 self._chain(current.id, parts, context)  # type: ignore[attr-defined]
             else:
-                self._visit(current, scope, None)
+                # `"cuda:{}".format(i)` is a device string where the call stands in a device context.
+                self._visit(current, scope, _DEVICE if parts == ["format"] else None)
             return
+        device = type(context) is int and bool(context & _DEVICE)
         if kind is ast.Constant:
             value = node.value  # type: ignore[attr-defined]
             if type(value) is str and not self.relevant:
-                self.relevant = self._string_relevant(node, value)  # type: ignore[arg-type]
+                self.relevant = self._string_relevant(node, value, device)  # type: ignore[arg-type]
             return
         if kind is ast.JoinedStr:
             for part in node.values:  # type: ignore[attr-defined]
                 if type(part) is ast.Constant:
                     # An f-string's text: `cuda:` before `{i}`; a plain literal concatenated with
                     # the f-string is matched by string rules too (its extent is not known here).
-                    if (self.t.device_strings and _device_text(part.value)) or (self.tokens is not None and self.tokens.search(part.value)):
+                    if ((device and self.t.device_strings and _device_text(part.value))
+                            or (self.tokens is not None and self.tokens.search(part.value))):
                         self.relevant = True
                 else:
                     self._visit(part, scope, None)
+            return
+        if kind is ast.IfExp:  # the branches take the context of the whole expression
+            self._visit(node.test, scope, None)  # type: ignore[attr-defined]
+            self._visit(node.body, scope, _DEVICE if device else None)  # type: ignore[attr-defined]
+            self._visit(node.orelse, scope, _DEVICE if device else None)  # type: ignore[attr-defined]
+            return
+        if kind is ast.Compare:
+            self._visit(node.left, scope, _DEVICE)  # type: ignore[attr-defined]
+            for comparator in node.comparators:  # type: ignore[attr-defined]
+                self._visit(comparator, scope, _DEVICE)
+            return
+        if kind is ast.Dict:
+            for key, value in zip(node.keys, node.values):  # type: ignore[attr-defined]
+                if key is not None:
+                    self._visit(key, scope, None)
+                named = type(key) is ast.Constant and type(key.value) is str and DEVICE_NAME.search(key.value)
+                self._visit(value, scope, _DEVICE if named else None)
+            return
+        if kind is ast.Return:
+            if node.value is not None:  # type: ignore[attr-defined]
+                self._visit(node.value, scope, _DEVICE)  # type: ignore[attr-defined]
+            return
+        if kind is ast.arguments:
+            self._parameters(node, scope)  # type: ignore[arg-type]
             return
         if kind is ast.Call:
             self._call(node, scope)  # type: ignore[arg-type]
@@ -377,7 +419,16 @@ class _Reader:
                 if any(module == p or module.startswith(p + ".") for p in self.t.import_prefixes):
                     self.relevant = True
             return
-        elif kind is ast.Assign or kind is ast.AnnAssign or kind is ast.For or kind is ast.AsyncFor:
+        elif kind is ast.Assign or kind is ast.AnnAssign:
+            self._bind(node, kind, scope)
+            for target in (node.targets if kind is ast.Assign else [node.target]):  # type: ignore[attr-defined]
+                self._visit(target, scope, None)
+            if kind is ast.AnnAssign:
+                self._visit(node.annotation, scope, None)  # type: ignore[attr-defined]
+            if node.value is not None:  # type: ignore[attr-defined]
+                self._visit(node.value, scope, _DEVICE)  # type: ignore[attr-defined]
+            return
+        elif kind is ast.For or kind is ast.AsyncFor:
             self._bind(node, kind, scope)
         elif kind in _STRING_NAMES:
             self._names(node)
@@ -415,8 +466,19 @@ class _Reader:
                 if node.value is not None and _int_like(node.value):  # type: ignore[attr-defined]
                     seen.int_assigned.add(target.id)
 
-    def _string_relevant(self, node: ast.Constant, value: str) -> bool:
-        if value in self.t.exact_strings or (self.t.device_strings and _device_text(value)):
+    def _parameters(self, node: ast.arguments, scope: _Scope) -> None:
+        """Annotations and defaults; the default of a device-named parameter is a device."""
+        positional = [*node.posonlyargs, *node.args]
+        pairs = list(zip(positional[len(positional) - len(node.defaults):], node.defaults))
+        pairs += [(a, d) for a, d in zip(node.kwonlyargs, node.kw_defaults) if d is not None]
+        for arg, default in pairs:
+            self._visit(default, scope, _DEVICE if DEVICE_NAME.search(arg.arg) else None)
+        for arg in (*positional, *node.kwonlyargs, node.vararg, node.kwarg):
+            if arg is not None and arg.annotation is not None:
+                self._visit(arg.annotation, scope, None)
+
+    def _string_relevant(self, node: ast.Constant, value: str, device: bool) -> bool:
+        if value in self.t.exact_strings or (device and self.t.device_strings and _device_text(value)):
             return True  # a literal concatenated with others gets no device or backend context
         if self.tokens is None or not self.tokens.search(value):
             return False
@@ -449,6 +511,8 @@ class _Reader:
         positional = [a for a in node.args if not isinstance(a, ast.Starred)]
         dtype_call = last in _DTYPE_CALLS
         arrays = last in self.t.value_call_outers
+        # A bare name may be an imported alias of torch.device, autocast and the like.
+        aliased = type(func) is ast.Name and (func.id in self.bindings or func.id in self.outer)
         for keyword in node.keywords:
             value = keyword.value
             if type(value) is ast.Name:
@@ -469,10 +533,18 @@ class _Reader:
             if arrays:
                 seen.array_args.update(a.id for a in positional if type(a) is ast.Name)
         self._visit(func, scope, node)
+        first_device = aliased or last in _FIRST_ARGUMENT_LASTS
         for arg in node.args:
-            self._visit(arg, scope, _DTYPE if dtype_call and arg in positional else None)
+            flags = (_DTYPE if dtype_call and arg in positional else 0) | (_DEVICE if first_device and positional and arg is positional[0] else 0)
+            self._visit(arg, scope, flags or None)
         for keyword in node.keywords:
-            self._visit(keyword.value, scope, _DTYPE if keyword.arg in DTYPE_KEYWORDS else None)
+            name, value = keyword.arg, keyword.value
+            device = name in _DEVICE_KEYWORDS or (name == "device_type" and (aliased or last in _DEVICE_TYPE_LASTS))
+            if name == "choices" and type(value) in (ast.List, ast.Tuple, ast.Set):
+                for element in value.elts:  # type: ignore[attr-defined]
+                    self._visit(element, scope, _DEVICE)
+                continue
+            self._visit(value, scope, (_DTYPE if name in DTYPE_KEYWORDS else 0) | (_DEVICE if device else 0) or None)
 
     def _index_value(self, value: ast.AST) -> None:
         """`value` passed as `.to(value)` / `device=value` (values.ScopeValues.is_index)."""
@@ -562,17 +634,36 @@ def _parameters(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
     return {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if a is not None}
 
 
-def _function_imports(node: ast.AST, raw: bytes, starts: list[int]) -> dict[str, set[str]]:
+def _function_imports(node: ast.AST) -> dict[str, set[str]]:
     """Every binding an import anywhere inside a function makes (libcst binds them in the
-    function's scope in source order; a superset)."""
+    function's scope in source order; a superset). Imports are statements: only statement
+    lists are walked, not expressions."""
     out: dict[str, set[str]] = {}
-    begin, end = starts[node.lineno - 1], starts[node.end_lineno] if node.end_lineno < len(starts) else len(raw)
-    if raw.find(b"import", begin, end) == -1:
-        return out
-    for inner in ast.walk(node):
-        if isinstance(inner, (ast.Import, ast.ImportFrom)):
-            for local, qname in _import_bindings(inner):
+    stack: list[ast.AST] = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, (ast.Import, ast.ImportFrom)):
+            for local, qname in _import_bindings(current):
                 out.setdefault(local, set()).add(qname)
+            continue
+        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            block = getattr(current, name, None)
+            if type(block) is list:
+                stack.extend(block)
+    return out
+
+
+def _type_heads(raw: bytes) -> set[str]:
+    """Names written just before `.type` (engine._mark_cuda_only searches `NAME.type` in text)."""
+    out: set[str] = set()
+    at = raw.find(b".type")
+    while at != -1:
+        begin = at
+        while begin > 0 and (raw[begin - 1:begin].isalnum() or raw[begin - 1] in b"_" or raw[begin - 1] >= 0x80):
+            begin -= 1
+        if begin < at:
+            out.add(raw[begin:at].decode("utf-8", "replace"))
+        at = raw.find(b".type", at + 5)
     return out
 
 
@@ -581,18 +672,37 @@ def _line(raw: bytes, starts: list[int], number: int) -> bytes:
 
 
 def _line_starts(raw: bytes) -> list[int]:
-    starts = [0]
-    find = raw.find
-    at = find(b"\n")
-    while at != -1:
-        starts.append(at + 1)
-        at = find(b"\n", at + 1)
-    return starts
+    """Offsets of the lines of `raw` (split at b"\n"; the part after the last one is a line)."""
+    return [0, *accumulate(len(line) + 1 for line in raw.split(b"\n")[:-1])]
 
 
-def prune_source(raw: bytes, tree: ast.Module, index: "RuleIndex", path: str = "") -> bytes | None:
-    """`raw` with the statements no rule can match blanked out (see the module docstring), or
-    None when nothing was left out or the file must be parsed whole."""
+def _end(raw: bytes, starts: list[int], node: ast.AST) -> int:
+    """Offset just after the last line of `node`."""
+    last = node.end_lineno or node.lineno  # type: ignore[attr-defined]
+    return starts[last] if last < len(starts) else len(raw)
+
+
+@dataclass(frozen=True)
+class Pruned:
+    """A source with statements left out, and where each of its lines comes from.
+
+    Attributes:
+        source: the kept lines, each as it was; a statement left out of a block is one `pass`.
+        origin: origin[n - 1] is the line of the original file that line n of `source` is.
+    """
+
+    source: bytes
+    origin: list[int]
+    may_match: bool = True  # False: no statement can produce a finding (nothing to parse)
+
+    def line(self, number: int) -> int:
+        """The original line number of line `number` of `source` (1-based)."""
+        return self.origin[number - 1] if number <= len(self.origin) else self.origin[-1] + number - len(self.origin)
+
+
+def prune_source(raw: bytes, tree: ast.Module, index: "RuleIndex", path: str = "") -> Pruned | None:
+    """`raw` without the statements no rule can match (see the module docstring), or None when
+    nothing was left out or the file must be parsed whole."""
     triggers = _triggers(index)
     if not triggers.usable or b"\r" in raw.replace(b"\r\n", b""):
         return None
@@ -614,10 +724,8 @@ def prune_source(raw: bytes, tree: ast.Module, index: "RuleIndex", path: str = "
             names = [h.name for h in stmt.handlers if h.name] if isinstance(stmt, (ast.Try, ast.TryStar)) else []
             function = isinstance(stmt, _FUNCTIONS)
             saved = reader.outer
-            if function:
-                reader.outer = {**saved}
-                for local, qnames in _function_imports(stmt, raw, starts).items():
-                    reader.outer[local] = reader.outer.get(local, set()) | qnames
+            if function and not saved and raw.find(b"import", starts[stmt.lineno - 1], _end(raw, starts, stmt)) != -1:
+                reader.outer = _function_imports(stmt)  # the outermost function's include its nested ones
             result = reader.read(header, names)
             for block in blocks:
                 for child in block:
@@ -634,8 +742,9 @@ def prune_source(raw: bytes, tree: ast.Module, index: "RuleIndex", path: str = "
     for stmt in tree.body:
         read(stmt)
     seen = reader.seen
-    seen.type_heads.update(m.decode("utf-8", "replace") for m in _TYPE_ATTRIBUTE.findall(raw))  # _mark_cuda_only reads text
+    seen.type_heads |= _type_heads(raw)
     regions: list[tuple[int, int, bool]] = []  # first line, last line, nested (becomes `pass`)
+    relevant_anywhere = False
 
     def consider(block: list[ast.stmt], nested: bool, home: tuple[int, int] | None, own: set[str]) -> None:
         """Prune what can be pruned in `block`. `home` is the line span of the function the
@@ -646,6 +755,9 @@ def prune_source(raw: bytes, tree: ast.Module, index: "RuleIndex", path: str = "
             last = stmt.end_lineno or stmt.lineno
             alone = ((i == 0 or (block[i - 1].end_lineno or 0) < first) and (i + 1 == len(block) or block[i + 1].lineno > last))
             relevant = found.relevant or any(seen.may_be_index(n) for n in found.index_uses)
+            if relevant and not nested:
+                nonlocal relevant_anywhere
+                relevant_anywhere = True
             if home is None:
                 # Module-level names: read by is_index, value-call arrays, accelerator tests
                 # (stores), by name resolution (imports), by device/backend targets (uses).
@@ -672,28 +784,25 @@ def prune_source(raw: bytes, tree: ast.Module, index: "RuleIndex", path: str = "
                     consider(inner, True, inner_home, inner_own)
 
     consider(tree.body, False, None, set())
+    if not relevant_anywhere:
+        return Pruned(b"", [], may_match=False)  # findings come only from relevant statements
     if not regions:
         return None
     out: list[bytes] = []
-    at = 0
+    origin: list[int] = []
+    at = 1  # the first line not yet copied
     for first, last, nested in sorted(regions):
-        begin, end = starts[first - 1], starts[last] if last < len(starts) else len(raw)
-        out.append(raw[at:begin])
-        out.append(_blank(raw[begin:end], nested))
-        at = end
-    out.append(raw[at:])
-    return b"".join(out)
-
-
-def _blank(chunk: bytes, nested: bool) -> bytes:
-    """The lines of `chunk` emptied, each keeping its line end; a statement inside a block
-    becomes `pass` at its own indentation (a block must keep a statement)."""
-    lines = chunk.split(b"\n")
-    out = [b"\r" if line.endswith(b"\r") else b"" for line in lines]
-    if nested:
-        first = lines[0]
-        out[0] = first[: len(first) - len(first.lstrip(b" \t\f"))] + b"pass" + out[0]
-    return b"\n".join(out)
+        out.append(raw[starts[at - 1]:starts[first - 1]])
+        origin.extend(range(at, first))
+        if nested:  # a block must keep a statement
+            line = _line(raw, starts, first)
+            end = b"\r\n" if line.endswith(b"\r\n") else b"\n" if line.endswith(b"\n") else b""
+            out.append(line[: len(line) - len(line.lstrip(b" \t\f"))] + b"pass" + end)
+            origin.append(first)
+        at = last + 1
+    out.append(raw[starts[at - 1]:] if at <= len(starts) else b"")
+    origin.extend(range(at, len(starts) + 1))
+    return Pruned(b"".join(out), origin)
 
 
 def _is_future(stmt: ast.stmt) -> bool:

@@ -29,14 +29,23 @@ def whole_and_pruned(source: str | bytes, path: str = "x.py", options: ScanOptio
 
 
 def blanked(source: str, options: ScanOptions = ScanOptions(), path: str = "x.py") -> list[int]:
-    """Line numbers (1-based) that pruning empties or turns into `pass`."""
+    """Line numbers (1-based) of the file that pruning leaves out or turns into `pass`."""
     raw = source.encode()
     out = prune_source(raw, ast.parse(raw), _index(options), path)
     if out is None:
         return []
-    before, after = raw.split(b"\n"), out.split(b"\n")
-    assert len(before) == len(after)  # positions stay: same line count
-    return [n for n, (a, b) in enumerate(zip(before, after), start=1) if a != b]
+    before = raw.split(b"\n")
+    if not out.may_match:
+        return list(range(1, len(before) + 1))  # nothing can match: not parsed at all
+    before, after = raw.split(b"\n"), out.source.split(b"\n")
+    assert len(after) == len(out.origin) and out.origin == sorted(set(out.origin))
+    kept = set()
+    for line, origin in zip(after, out.origin):
+        if line == before[origin - 1]:
+            kept.add(origin)  # copied as it was: columns stay
+        else:
+            assert line.strip() == b"pass", (line, before[origin - 1])
+    return [n for n in range(1, len(before) + 1) if n not in kept]
 
 
 CASES = {
@@ -333,3 +342,14 @@ def test_every_corpus_file_and_rule_example_scans_the_same_pruned(target):
             continue
         pruned_any += prune_source(raw, tree, _index(options), path) is not None
     assert pruned_any > len(sources) // 2
+
+
+def test_a_file_where_nothing_can_match_is_not_parsed():
+    # The prefilter passes it (`.cuda` and "cuda" appear), yet no statement can hold a finding.
+    source = HEADER + 'import torch\n\ndef f(x):\n    """Moves x to "cuda" like x.cuda() would."""\n    return x\n'
+    raw = source.encode()
+    assert _index(ScanOptions()).python_may_match(raw)
+    out = prune_source(raw, ast.parse(raw), _index(ScanOptions()))
+    assert out is not None and not out.may_match
+    whole, pruned = whole_and_pruned(source)
+    assert pruned == whole == []
