@@ -39,6 +39,7 @@ def scan_python(
     line_map: Any = None,
     source: str | None = None,
     whole_file: bool = False,
+    original: str | None = None,
 ) -> list[Finding]:
     """Match one parsed module; return findings in source order.
 
@@ -47,13 +48,17 @@ def scan_python(
         path: the path to report.
         index: the compiled catalogue.
         target: `portable`, `neuron`, `xla` or `inf1`: decides severities, messages and fixes.
-        line_map: optional callable line -> (cell, line) for notebooks.
+        line_map: optional callable line -> (cell, line) for notebooks (cell None: a pruned
+            source's line -> the file's line, see sources/prune.py).
         source: the module's text if known (saves generating it again).
         whole_file: mark no finding fixable when the file has a blocker (`mark_blocked`). The
             scan API applies that after suppressions instead; the fixer decides with what it can
             render, and `--partial`.
+        original: the file's whole text when `module` was parsed from a pruned copy
+            (sources/prune.py), for the rules that look at the whole file (`module_contains`).
     """
     collector = Context(index, module, path)
+    collector._code = original
     walk(module, collector)
     if not collector.candidates:
         return []
@@ -111,7 +116,7 @@ def _mark_cuda_only(collector: Context, module: cst.Module) -> list[Candidate]:
     It is still reported (the branch is skipped on Neuron), without a fix. Inside a test on the
     resolved accelerator (`DEVICE.type == "cuda"`, as `fix` writes it) it is not reported.
     """
-    parents = Parents(module)
+    parents = Parents(module, syntax_only=True)
     accelerators = collector.values.module.accelerator_names
     kept = []
     for cand in collector.candidates:

@@ -14,6 +14,7 @@ scope, and from a function to the module's globals it reads; not across calls or
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Iterator
 
@@ -199,17 +200,45 @@ class ModuleValues:
         return self.scopes.get(id(node), self.module) if node is not None else self.module
 
 
-class Parents:
-    """Parent of every node of a module (libcst's ParentNodeProvider copies the tree; ids must stay)."""
+_NODE_FIELDS: dict[type, tuple[str, ...]] = {}
 
-    def __init__(self, module: cst.Module) -> None:
+
+def _node_fields(cls: type) -> tuple[str, ...]:
+    names = _NODE_FIELDS.get(cls)
+    if names is None:
+        names = _NODE_FIELDS[cls] = tuple(f.name for f in dataclasses.fields(cls))
+    return names
+
+
+class Parents:
+    """Parent of every node of a module (libcst's ParentNodeProvider copies the tree; ids must stay).
+
+    The children are read from the nodes' fields: the same nodes as libcst's `children`, which
+    builds a copy of every node to find them (most of a scan's time in a file with a CUDA branch).
+    With `syntax_only`, whitespace and punctuation nodes (the fields walk.py skips) have no
+    entry: enough for the nodes a scan reports and their ancestors.
+    """
+
+    def __init__(self, module: cst.Module, syntax_only: bool = False) -> None:
+        from migrator.scan.walk import syntax_fields
+
         self.of: dict[int, cst.CSTNode] = {}
+        of = self.of
         stack: list[cst.CSTNode] = [module]
+        node_type = cst.CSTNode
+        fields = syntax_fields if syntax_only else _node_fields
         while stack:
             node = stack.pop()
-            for child in node.children:
-                self.of[id(child)] = node
-                stack.append(child)
+            for name in fields(type(node)):
+                value = getattr(node, name)
+                if isinstance(value, node_type):
+                    of[id(value)] = node
+                    stack.append(value)
+                elif type(value) in (list, tuple):
+                    for child in value:
+                        if isinstance(child, node_type):
+                            of[id(child)] = node
+                            stack.append(child)
 
     def chain(self, node: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, cst.CSTNode]]:
         """(child, parent) pairs from `node` up to the module."""

@@ -13,14 +13,15 @@ from typing import Any, Callable
 
 import libcst as cst
 
-__all__ = ["walk"]
+__all__ = ["walk", "syntax_fields"]
 
 _SKIP_FIELDS = {"lpar", "rpar", "comma", "semicolon", "dot", "equal", "colon", "whitespace", "header", "footer",
                 "leading_lines", "lines_after_decorators", "newline", "operator", "relative", "star", "asynchronous"}
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
 
-def _fields(cls: type) -> tuple[str, ...]:
+def syntax_fields(cls: type) -> tuple[str, ...]:
+    """The fields of a node class that may hold syntax nodes (not whitespace or punctuation)."""
     names = _FIELDS.get(cls)
     if names is None:
         names = tuple(
@@ -44,7 +45,7 @@ def walk(node: cst.CSTNode, visitor: Any) -> None:
             handlers[cls] = pair
         enter, leave = pair
         if enter is None or enter(current) is not False:
-            for field_name in _fields(cls):
+            for field_name in syntax_fields(cls):
                 value = getattr(current, field_name)
                 if isinstance(value, cst.CSTNode):
                     run(value)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import codecs
 
 __all__ = ["wide_encoding", "decode_text", "python_encoding", "decode_python", "before_text", "encode",
-           "prefilter_text", "unparsable"]
+           "prefilter_text", "unparsable", "checked"]
 
 
 # UTF-32 first: its little-endian BOM starts with UTF-16's.
@@ -101,10 +101,15 @@ def prefilter_text(raw: bytes) -> bytes:
 
 def unparsable(raw: bytes) -> str | None:
     """Why a Python source must not reach libcst (see guard.py), or None."""
-    from migrator.sources.guard import too_complex
+    return checked(raw)[0]
+
+
+def checked(raw: bytes):
+    """`unparsable`'s answer and the `ast` tree of the source (None when not parsed)."""
+    from migrator.sources.guard import checked_tree
 
     if wide_encoding(raw):
-        return f"encoded as {wide_encoding(raw)[:6].upper()}, which Python cannot run; save it as UTF-8"
+        return f"encoded as {wide_encoding(raw)[:6].upper()}, which Python cannot run; save it as UTF-8", None
     if b"\x00" in raw:
-        return "the file contains null bytes (binary, or UTF-16 without a byte-order mark)"
-    return too_complex(raw)
+        return "the file contains null bytes (binary, or UTF-16 without a byte-order mark)", None
+    return checked_tree(raw)

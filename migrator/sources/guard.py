@@ -17,7 +17,7 @@ import re
 import sys
 import warnings
 
-__all__ = ["MAX_DEPTH", "MAX_LINES", "too_complex"]
+__all__ = ["MAX_DEPTH", "MAX_LINES", "too_complex", "checked_tree"]
 
 # Deep enough for any hand-written or usual generated code (PyTorch's deepest file: 30 levels).
 MAX_DEPTH = 800
@@ -30,27 +30,33 @@ _UNARY_RUN = re.compile(rb"(?:[-+~]\s*){200}|(?:\bnot\s+){200}|(?:\blambda\b[^:]
 
 def too_complex(source: bytes | str) -> str | None:
     """Why `source` must not be given to libcst, or None when it is safe to parse."""
+    return checked_tree(source)[0]
+
+
+def checked_tree(source: bytes | str) -> tuple[str | None, ast.Module | None]:
+    """`too_complex`'s answer and the `ast` tree CPython built on the way (None when it did not
+    parse), so the scan can reuse the tree instead of parsing twice (prune.py)."""
     raw = source.encode("utf-8", "surrogatepass") if isinstance(source, str) else source
     lines = raw.count(b"\n")
     if lines > MAX_LINES:
-        return f"{lines:,} lines (limit {MAX_LINES:,})"
+        return f"{lines:,} lines (limit {MAX_LINES:,})", None
     try:
         with warnings.catch_warnings(), _ast_depth_limit(MAX_DEPTH):
             warnings.simplefilter("ignore")  # SyntaxWarning: invalid escape sequences and the like
-            ast.parse(raw)
+            tree = ast.parse(raw)
     except SyntaxError as exc:
         if "too many nested" in str(exc.msg):
-            return "more than 200 nested brackets (Python's own limit)"
+            return "more than 200 nested brackets (Python's own limit)", None
         # Newer syntax than this interpreter's, or a real error libcst will report: only
         # the lexical hazards need refusing here.
-        return _lexical(raw)
+        return _lexical(raw), None
     except RecursionError:
-        return f"a syntax tree more than {MAX_DEPTH} levels deep"
+        return f"a syntax tree more than {MAX_DEPTH} levels deep", None
     except MemoryError:
-        return "an expression nested too deeply for Python's parser"
+        return "an expression nested too deeply for Python's parser", None
     except ValueError:  # null bytes
-        return "the file contains null bytes"
-    return None
+        return "the file contains null bytes", None
+    return None, tree
 
 
 @contextlib.contextmanager

@@ -11,7 +11,7 @@ from migrator.core.findings import Finding, Severity
 from migrator.core.lines import split_lines
 from migrator.core.options import ScanOptions
 from migrator.scan.suppress import apply_suppressions, python_comment_lines
-from migrator.sources.codec import prefilter_text, unparsable
+from migrator.sources.codec import checked, prefilter_text
 
 if TYPE_CHECKING:
     from migrator.fix.outcome import FixOutcome
@@ -25,31 +25,59 @@ def scan(raw: bytes, path: str, options: ScanOptions, index: "RuleIndex", is_tes
     import libcst as cst
 
     from migrator.scan.engine import mark_blocked, scan_python
+    from migrator.sources.parse import parse_module
+    from migrator.sources.prune import prune_source
 
     # A UTF-16 file hides its text from the byte-level prefilter: it is reported, not passed.
     if not (index.python_may_match(prefilter_text(raw), path) or (unused and b"noqa" in raw) or b"\x00" in raw):
         return []
-    problem = unparsable(raw)
+    problem, tree = checked(raw)
     if problem:
         return [not_scanned(path, problem, severity=Severity.ERROR)]
+    # Statements no rule can match are left out before libcst parses (prune.py); with
+    # unused-noqa reporting every comment matters, so the file is parsed whole.
+    pruned = None if unused or tree is None else prune_source(raw, tree, index, path)
+    del tree
+    if pruned is not None and not pruned.may_match:
+        return []
     try:
-        module = cst.parse_module(raw)
+        module = parse_module(raw if pruned is None else pruned.source)
     except cst.ParserSyntaxError as exc:
         return [not_scanned(path, f"syntax error: {exc.message}", exc.raw_line, exc.raw_column + 1)]
     except (UnicodeDecodeError, LookupError, SyntaxError) as exc:
         return [not_scanned(path, f"cannot decode: {exc}")]
     except RecursionError:
         return [not_scanned(path, "too deeply nested to parse")]
+    line_map = None
     try:
-        source = raw.decode(module.encoding)
+        source = original = raw.decode(module.encoding)
+        if pruned is not None:
+            source = pruned.source.decode(module.encoding)
+            line_map = lambda number: (None, pruned.line(number))  # noqa: E731
     except (UnicodeDecodeError, LookupError):
-        source = module.code
-    found = scan_python(module, path, index, options.target, is_test=is_test, source=source)
-    lines = split_lines(source)
-    if found or unused:  # only then can a `# noqa` matter (tokenizing costs)
+        if pruned is not None:
+            module = cst.parse_module(raw)
+        source = original = module.code
+    found = scan_python(module, path, index, options.target, is_test=is_test, source=source, original=original,
+                        line_map=line_map)
+    lines = split_lines(original)
+    if unused or _noqa_may_apply(found, lines):  # only then can a `# noqa` matter (tokenizing costs)
         lines = python_comment_lines(lines)
     # A file `fix` leaves whole (a CUDA-only call it cannot rewrite) has nothing fixable.
     return mark_blocked(apply_suppressions(found, lambda cell: lines, path=path, report_unused=unused))
+
+
+def _noqa_may_apply(found: list[Finding], lines: list[str]) -> bool:
+    """Whether a `# noqa` can suppress one of `found`: one of the lines a finding spans, or a
+    line that may be a file-level `# neuron-migrator: noqa`, says noqa. Where none does, the
+    raw lines suppress exactly what the comment-only lines would (suppress.py)."""
+    if not found:
+        return False
+    for finding in found:
+        for number in range(finding.span.line, min(finding.span.end_line, len(lines)) + 1):
+            if "noqa" in lines[number - 1].lower():
+                return True
+    return any("noqa" in line.lower() and "neuron-migrator" in line.lower() for line in lines)
 
 
 def fix(text: str, path: str, options: ScanOptions, index: "RuleIndex", unsafe: bool, is_test: bool,

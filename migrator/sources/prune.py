@@ -1,0 +1,855 @@
+"""Leave out the statements no rule can match, before libcst parses a file.
+
+Parsing with libcst, and walking what it builds, is most of the time of a cold scan, and most
+statements of a large module mention nothing the catalogue looks for. The guard (guard.py) has
+already parsed the file with CPython's `ast`; this module reads that tree and drops the lines
+of every statement that cannot matter, so libcst parses only the rest (an empty line costs
+libcst nearly what a short statement does, so they are dropped, not blanked). Candidates are
+the module's statements and, inside a kept def, class, `if`, `try` or `with`, the statements
+of its blocks (one left out of a block becomes a single `pass`: a block needs one). Loops are
+kept or left out whole: method rules read a loop's own text (`loop_with`). Kept lines are
+copied as they are, so columns stay; `Pruned.origin` takes line numbers back to the file's;
+rules that read the whole file get the original text, and suppression comments are read from
+it, so findings are identical.
+
+A statement is left out only when both hold (the argument that pruning changes no finding):
+
+1. **Nothing in it can produce a finding** (`_Facts.relevant` is False). Every matcher of
+   engine._Collector needs one of: a Name/attribute chain whose head is bound by an import and
+   whose qualified name a call or reference rule names, or an argument rule names with that
+   argument given in a shape its values take (chains are resolved here through every import of
+   the module and of the enclosing function, in any branch and order: a superset of what
+   resolve.py binds); an attribute a method rule names; a builtin call a rule names; an import
+   of a module an import rule names; a string constant holding `cuda`, `nccl` or the literal
+   part of a string rule (constants are compared evaluated, so escapes cannot hide them);
+   `add_argument`; `.to(x)` or `device=x` with an integer, a Name or an index-like attribute.
+   Each check says "relevant" whenever the engine could find something, and more often.
+2. **Nothing else can see it** (`_Facts.exports`, `stores`). What one statement leaves for the
+   others is keyed by name: the names it binds in its scope, imports included (values.ModuleValues
+   has no class scope, so a class body binds in the enclosing one; so do the engine's array
+   names), and the free names a function passes as a device, backend or process count
+   (ModuleValues records those on the scope that binds them, else the module). The statement is
+   kept when any such name occurs anywhere else in the text that can look it up: the enclosing
+   function for names that function binds, else the whole file.
+
+Not pruned at all: files scanned with unused-noqa reporting (every comment counts), files whose
+encoding is not ASCII-compatible or whose lines end in lone carriage returns, and catalogues
+with string rules that have no literal part or are time-limited team rules (they may time out
+on any string). The fix path always parses whole files: a rewrite renders the whole module.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from itertools import accumulate
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Iterable, Sequence
+
+from migrator.scan.index import _literal_token
+from migrator.scan.words import (BACKEND_CALLS, CUDA_DEVICE, DEVICE_ARG0, DEVICE_NAME, DEVICE_TYPE_ARG0, DEVICE_TYPE_CALLS,
+                                 DTYPE_KEYWORDS, INDEX_CALLS, INDEX_NAME, NPROCS_KEYWORDS)
+from migrator.scan.words import DEVICE_KEYWORDS as ENGINE_DEVICE_KEYWORDS
+from migrator.scan.words import TRACKED_DEVICE_KEYWORDS as DEVICE_KEYWORDS
+
+if TYPE_CHECKING:
+    from migrator.scan.index import RuleIndex
+
+__all__ = ["prune_source", "Pruned"]
+
+# Encodings in which a line is its bytes up to b"\n" and a byte >= 0x80 never holds one.
+_LINE_SAFE = ("utf-8", "utf-8-sig", "utf8", "ascii", "latin-1", "iso-8859-1", "iso8859-1")
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+# Keywords whose Name value ModuleValues records as used where a device, backend or count goes.
+_ROLE_KEYWORDS = frozenset(DEVICE_KEYWORDS) | frozenset(NPROCS_KEYWORDS) | {"backend"}
+_ROLE_CALLS = frozenset({"to", "device"}) | frozenset(BACKEND_CALLS)
+_INDEX_CALL_NAMES = frozenset({"int", "get_rank", "get_local_rank", "current_device", "current_device_index", "local_rank"})
+_DTYPE_CALLS = frozenset({"to", "type", "set_default_dtype", "get_default_dtype"})
+# One plain string literal, alone (not implicitly concatenated with another): its value is what
+# the engine matches. Triple-quoted, multi-line, f- and byte literals are not recognised here.
+_SINGLE_LITERAL = re.compile(rb"""[rRuU]?(?:'(?:[^'\\\r\n]|\\.)*'|"(?:[^"\\\r\n]|\\.)*")""")
+# Where a node stands, for `_Reader._visit` (besides "the callee of this call"): bit flags.
+_DTYPE = 1  # where the engine takes a name for a dtype (engine._Collector.dtype_ctx)
+_DEVICE = 2  # where the engine may give a string a device, device-type or comparison context
+_DEVICE_KEYWORDS = frozenset(ENGINE_DEVICE_KEYWORDS) | {"default"}  # `default=`: add_argument's
+_DEVICE_TYPE_LASTS = frozenset(q.rsplit(".", 1)[-1] for q in DEVICE_TYPE_CALLS) | {"autocast"}
+_FIRST_ARGUMENT_LASTS = frozenset(q.rsplit(".", 1)[-1] for q in DEVICE_ARG0 | DEVICE_TYPE_ARG0) | {"to"}
+
+
+@dataclass
+class _Triggers:
+    """What the catalogue can match, in the terms of an `ast` tree."""
+
+    exact: frozenset[str]  # qualified names of call and reference rules
+    dtype_only: frozenset[str]  # those of them whose every rule reports them only in a dtype context
+    prefixes: tuple[str, ...]  # qualified-name prefixes of call and reference rules
+    arguments: dict[str, tuple[tuple[str | None, int | None, str], ...]]  # qname -> (keyword, position, shape)
+    value_call_outers: frozenset[str]  # last names of the calls whose argument may hold an array name
+    attributes: frozenset[str]  # method names (any receiver) and `add_argument`
+    builtins: frozenset[str]
+    import_prefixes: tuple[str, ...]
+    patterns: tuple[tuple[frozenset[str], str, re.Pattern[str]], ...]  # string rules: (file names or none, literal part, pattern)
+    device_strings: bool  # device-string rules: `cuda`, `cuda:N`, `f"cuda:{i}"`, `"cuda:{}".format(i)`
+    exact_strings: frozenset[str]  # whole constants a rule reports (`nccl` as a backend)
+    device_index: bool
+    usable: bool  # False: this catalogue cannot be pruned for safely
+
+    def matches(self, qname: str) -> bool:
+        known = self._matched.get(qname)
+        if known is None:
+            known = qname in self.exact or any(qname == p or qname.startswith(p + ".") for p in self.prefixes)
+            self._matched[qname] = known
+        return known
+
+    _matched: dict[str, bool] = field(default_factory=dict)
+
+
+_TRIGGERS: dict[int, tuple["RuleIndex", _Triggers]] = {}
+
+
+def _triggers(index: "RuleIndex") -> _Triggers:
+    cached = _TRIGGERS.get(id(index))
+    if cached is not None and cached[0] is index:
+        return cached[1]
+    usable = True
+    patterns: list[tuple[frozenset[str], str, re.Pattern[str]]] = []
+    for pattern, _rule, _context, names in index.strings:
+        token = _literal_token(pattern.pattern)
+        if not isinstance(pattern, re.Pattern) or pattern.flags & re.IGNORECASE or not token:
+            usable = False  # a team rule's timed pattern, or one without a literal part
+        else:
+            patterns.append((frozenset(names), token, pattern))
+    attributes = set(index.methods)
+    if index.option_defaults:
+        attributes.add("add_argument")
+    exact = frozenset(index.call_exact) | frozenset(index.ref_exact)
+    dtype_only = frozenset(q for q in exact if all(
+        index.reference_context.get((rule.id, q)) == "dtype" for rule in [*index.call_exact.get(q, []), *index.ref_exact.get(q, [])]))
+    arguments = {q: tuple((m.get("name"), m.get("position"), _shape(m)) for _rule, m in entries)
+                 for q, entries in index.arguments.items()}
+    triggers = _Triggers(
+        exact=exact,
+        dtype_only=dtype_only,
+        prefixes=tuple(p for p, _ in index.call_prefix) + tuple(p for p, _ in index.ref_prefix),
+        arguments=arguments,
+        value_call_outers=frozenset(q.rsplit(".", 1)[-1] for q, specs in arguments.items() if any(s == "call" for _, _, s in specs)),
+        attributes=frozenset(attributes),
+        builtins=frozenset(index.builtins),
+        import_prefixes=tuple(m for m, _ in index.imports),
+        patterns=tuple(patterns),
+        device_strings=bool(index.device_strings),
+        exact_strings=frozenset({"nccl"} if index.backend_strings else ()),
+        device_index=bool(index.device_index),
+        usable=usable,
+    )
+    _TRIGGERS[id(index)] = (index, triggers)
+    return triggers
+
+
+def _shape(m: dict) -> str:
+    """Which argument values an argument matcher can accept (engine._Collector._match_argument)."""
+    if m.get("value_calls"):
+        return "call"  # a call of the value function, or a name that holds its result
+    if m.get("value_names"):
+        return "name"  # a (dotted) name
+    if m.get("any"):
+        return "any"
+    return "literal"  # a string, number, True/False/None, or a one-element list or tuple
+
+
+def _import_bindings(node: ast.Import | ast.ImportFrom) -> Iterable[tuple[str, str]]:
+    """(local name, qualified name) pairs, as resolve.import_bindings binds them."""
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            if alias.asname:
+                yield alias.asname, alias.name
+            else:
+                top = alias.name.split(".")[0]
+                yield top, top
+        return
+    if node.level or node.module is None:
+        return
+    for alias in node.names:
+        if alias.name != "*":
+            yield alias.asname or alias.name, f"{node.module}.{alias.name}"
+
+
+def _imported_modules(node: ast.Import | ast.ImportFrom) -> list[str]:
+    """Modules an import loads, as engine._Collector._import checks them."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    if node.level or node.module is None:
+        return []
+    return [node.module] + [f"{node.module}.{alias.name}" for alias in node.names if alias.name != "*"]
+
+
+def _module_bindings(tree: ast.Module) -> dict[str, set[str]]:
+    """Every qualified name an import outside any def/class may bind to each name (a superset of
+    resolve.module_bindings: every branch of if/try/with/for/while/match counts)."""
+    out: dict[str, set[str]] = {}
+    stack: list[ast.AST] = list(tree.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for local, qname in _import_bindings(node):
+                out.setdefault(local, set()).add(qname)
+        elif isinstance(node, ast.stmt) and not isinstance(node, (*_FUNCTIONS, ast.ClassDef)):
+            for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+                for child in getattr(node, name, None) or ():
+                    stack.extend(child.body if isinstance(child, (ast.ExceptHandler, ast.match_case)) else [child])
+    return out
+
+
+# Fields that never hold a node the walk needs: contexts, operators, strings, numbers.
+_LEAF_FIELDS = frozenset({"ctx", "op", "ops", "type_comment", "id", "attr", "name", "names", "module", "level",
+                          "arg", "asname", "conversion", "kind", "lineno", "is_async", "rest"})
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+_NONE: frozenset[str] = frozenset()
+_STRING_NAMES = frozenset({ast.ExceptHandler, ast.Global, ast.Nonlocal, ast.MatchAs, ast.MatchStar, ast.MatchMapping})
+
+
+class _Scope:
+    __slots__ = ("bound", "parent")
+
+    def __init__(self, parent: "_Scope | None") -> None:
+        self.bound: set[str] = set()
+        self.parent = parent
+
+
+@dataclass
+class _Facts:
+    """What one statement holds, for the two conditions of the module docstring.
+
+    Attributes:
+        relevant: a finding may come from it.
+        index_uses: Names it passes as `.to(x)` / `device=x`: a finding when `x` holds an index.
+        exports: its free names used as a device, backend or process count (values.ModuleValues
+            records them on the scope that binds them, else on the module).
+        stores: names it binds (any way) in the scope it is in: the module, or its function.
+        imports: names an import of it binds in that scope.
+        bound: the part of `stores` values.ModuleValues binds (assignment and loop targets),
+            which makes a use of the name in that scope resolve to it.
+        own: a function's parameters and the names its body binds.
+    """
+
+    relevant: bool = False
+    index_uses: set[str] = field(default_factory=set)
+    exports: set[str] = field(default_factory=set)
+    stores: set[str] = field(default_factory=set)
+    imports: set[str] = field(default_factory=set)
+    bound: set[str] = field(default_factory=set)
+    own: set[str] = field(default_factory=set)
+
+    def add(self, other: "_Facts") -> None:
+        self.relevant = self.relevant or other.relevant
+        self.index_uses |= other.index_uses
+        self.exports |= other.exports
+        self.stores |= other.stores
+        self.imports |= other.imports
+        self.bound |= other.bound
+
+
+@dataclass
+class _Lookups:
+    """Where the whole file looks names up (from every statement, pruned or not)."""
+
+    index_args: set[str] = field(default_factory=set)  # `.to(x)`, `device=x`: ScopeValues.is_index
+    int_assigned: set[str] = field(default_factory=set)  # assigned something that may be an int
+    array_args: set[str] = field(default_factory=set)  # arguments of calls a value-call rule names
+    type_heads: set[str] = field(default_factory=set)  # `x.type`: accelerator names
+    heads: set[str] = field(default_factory=set)  # first names of every Name/attribute chain
+    assigned: set[str] = field(default_factory=set)  # assignment targets: engine._target_is_device
+    role_uses: set[str] = field(default_factory=set)  # names used as a device, backend or count
+
+    def may_be_index(self, name: str) -> bool:
+        return name in self.int_assigned or INDEX_NAME.match(name) is not None
+
+
+class _Reader:
+    """Walks the `ast` of a statement: relevance (condition 1) and what it leaves (condition 2)."""
+
+    def __init__(self, triggers: _Triggers, bindings: dict[str, set[str]], file_name: str, raw: bytes,
+                 starts: list[int], utf8: bool) -> None:
+        self.t = triggers
+        self.bindings = bindings
+        self.raw, self.starts = raw, starts
+        self.utf8 = utf8  # `ast` columns are UTF-8 offsets: they index `raw` only in a UTF-8 file
+        self.outer: dict[str, set[str]] = {}  # imports of the enclosing function, when reading inside one
+        self.patterns = [(token, pattern) for names, token, pattern in triggers.patterns if not names or file_name in names]
+        tokens = [token for token, _ in self.patterns]
+        self.tokens = re.compile("|".join(re.escape(t) for t in tokens)) if tokens else None
+        self.seen = _Lookups()
+
+    def read(self, nodes: Iterable[ast.AST], names: Iterable[str] = ()) -> _Facts:
+        """The facts of `nodes` read together (a statement, or the header parts of one), with
+        `names` read as Names (`except E as e` of a try whose blocks are read apart)."""
+        self.relevant = False
+        # (head name, attribute names outermost first, the call it is the callee of, dtype context)
+        self.chains: list[tuple[str, Sequence[str], ast.Call | None, bool]] = [(n, (), None, False) for n in names]
+        self.unbound: list[tuple[str, Sequence[str], ast.Call | None, bool]] = []  # chains of names no outer import binds
+        self.local: dict[str, set[str]] = {}  # bindings of the imports read here (any scope)
+        self.uses: list[tuple[_Scope, str]] = []  # Names used as a device/backend/count, with their scope
+        self.index_uses: set[str] = set()
+        self.stores: set[str] = set()
+        self.imports: set[str] = set()
+        self.home = _Scope(None)
+        self.seen.heads.update(names)
+        for node in nodes:
+            self._visit(node, self.home, None)
+        facts = _Facts(index_uses=self.index_uses)
+        relevant = self._chain_relevant
+        facts.relevant = (self.relevant or any(relevant(*c) for c in self.chains)
+                          or (bool(self.local) and any(relevant(*c) for c in self.unbound if c[0] in self.local)))
+        for scope, name in self.uses:
+            owner: _Scope | None = scope
+            while owner is not None and owner is not self.home and name not in owner.bound:
+                owner = owner.parent
+            if owner is None or owner is self.home:
+                facts.exports.add(name)
+        facts.stores, facts.imports, facts.bound = self.stores, self.imports, self.home.bound
+        return facts
+
+    def _chain_relevant(self, head: str, parts: Sequence[str], call: ast.Call | None, dtype: bool) -> bool:
+        values = self.bindings.get(head, _NONE) | self.outer.get(head, _NONE) | self.local.get(head, _NONE)
+        if not values:
+            return False
+        rest = "".join("." + part for part in reversed(parts))
+        for value in values:
+            qname = value + rest
+            if self.t.matches(qname) and (call is not None or dtype or qname not in self.t.dtype_only):
+                return True
+            specs = self.t.arguments.get(qname)
+            if specs is not None and call is not None and _argument_given(call, specs):
+                return True
+        return False
+
+    # -- the walk ------------------------------------------------------------------------------
+    def _chain(self, head: str, parts: Sequence[str], context: object) -> None:
+        self.seen.heads.add(head)
+        chain = (head, parts, context if type(context) is ast.Call else None, type(context) is int and bool(context & _DTYPE))
+        if head in self.bindings or head in self.outer:
+            self.chains.append(chain)  # type: ignore[arg-type]
+        else:
+            self.unbound.append(chain)  # type: ignore[arg-type]
+
+    def _visit(self, node: ast.AST, scope: _Scope, context: object) -> None:
+        """Visit `node`; `context` is the call `node` is the callee of, or _DTYPE/_DEVICE flags, or None."""
+        kind = type(node)
+        if kind is ast.Name:
+            head = node.id  # type: ignore[attr-defined]
+            self.seen.heads.add(head)
+            if context is not None or head in self.bindings or head in self.outer:
+                self._chain(head, (), context)
+            else:
+                self.unbound.append((head, (), None, False))
+            if scope is self.home and type(node.ctx) is ast.Store:  # type: ignore[attr-defined]
+                self.stores.add(head)
+            return
+        if kind is ast.Attribute:
+            parts: list[str] = []  # attribute names, outermost first
+            current: ast.AST = node
+            if type(context) is ast.Call and node.attr in self.t.attributes:  # type: ignore[attr-defined]
+                self.relevant = True  # `x.cuda()`: method rules read the callee's last attribute
+            while type(current) is ast.Attribute:
+                parts.append(current.attr)  # type: ignore[attr-defined]
+                current = current.value  # type: ignore[attr-defined]
+            if type(current) is ast.Name:
+                if parts[-1] == "type" and len(parts) == 1:
+                    self.seen.type_heads.add(current.id)  # type: ignore[attr-defined]
+                self._chain(current.id, parts, context)  # type: ignore[attr-defined]
+            else:
+                # `"cuda:{}".format(i)` is a device string where the call stands in a device context.
+                self._visit(current, scope, _DEVICE if parts == ["format"] else None)
+            return
+        device = type(context) is int and bool(context & _DEVICE)
+        if kind is ast.Constant:
+            value = node.value  # type: ignore[attr-defined]
+            if type(value) is str and not self.relevant:
+                self.relevant = self._string_relevant(node, value, device)  # type: ignore[arg-type]
+            return
+        if kind is ast.JoinedStr:
+            for part in node.values:  # type: ignore[attr-defined]
+                if type(part) is ast.Constant:
+                    # An f-string's text: `cuda:` before `{i}`; a plain literal concatenated with
+                    # the f-string is matched by string rules too (its extent is not known here).
+                    if ((device and self.t.device_strings and _device_text(part.value))
+                            or (self.tokens is not None and self.tokens.search(part.value))):
+                        self.relevant = True
+                else:
+                    self._visit(part, scope, None)
+            return
+        if kind is ast.IfExp:  # the branches take the context of the whole expression
+            self._visit(node.test, scope, None)  # type: ignore[attr-defined]
+            self._visit(node.body, scope, _DEVICE if device else None)  # type: ignore[attr-defined]
+            self._visit(node.orelse, scope, _DEVICE if device else None)  # type: ignore[attr-defined]
+            return
+        if kind is ast.Compare:
+            self._visit(node.left, scope, _DEVICE)  # type: ignore[attr-defined]
+            for comparator in node.comparators:  # type: ignore[attr-defined]
+                self._visit(comparator, scope, _DEVICE)
+            return
+        if kind is ast.Dict:
+            for key, value in zip(node.keys, node.values):  # type: ignore[attr-defined]
+                if key is not None:
+                    self._visit(key, scope, None)
+                named = type(key) is ast.Constant and type(key.value) is str and DEVICE_NAME.search(key.value)
+                self._visit(value, scope, _DEVICE if named else None)
+            return
+        if kind is ast.Return:
+            if node.value is not None:  # type: ignore[attr-defined]
+                self._visit(node.value, scope, _DEVICE)  # type: ignore[attr-defined]
+            return
+        if kind is ast.arguments:
+            self._parameters(node, scope)  # type: ignore[arg-type]
+            return
+        if kind is ast.Call:
+            self._call(node, scope)  # type: ignore[arg-type]
+            return
+        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+            inner = _Scope(scope)
+            args = node.args  # type: ignore[attr-defined]
+            for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
+                if arg is not None:
+                    inner.bound.add(arg.arg)
+            scope = inner
+        elif kind is ast.Import or kind is ast.ImportFrom:
+            for local, qname in _import_bindings(node):  # type: ignore[arg-type]
+                self.local.setdefault(local, set()).add(qname)
+                if scope is self.home:
+                    self.imports.add(local)
+            for module in _imported_modules(node):  # type: ignore[arg-type]
+                if any(module == p or module.startswith(p + ".") for p in self.t.import_prefixes):
+                    self.relevant = True
+            return
+        elif kind is ast.Assign or kind is ast.AnnAssign:
+            self._bind(node, kind, scope)
+            for target in (node.targets if kind is ast.Assign else [node.target]):  # type: ignore[attr-defined]
+                self._visit(target, scope, None)
+            if kind is ast.AnnAssign:
+                self._visit(node.annotation, scope, None)  # type: ignore[attr-defined]
+            if node.value is not None:  # type: ignore[attr-defined]
+                self._visit(node.value, scope, _DEVICE)  # type: ignore[attr-defined]
+            return
+        elif kind is ast.For or kind is ast.AsyncFor:
+            self._bind(node, kind, scope)
+        elif kind in _STRING_NAMES:
+            self._names(node)
+        fields = _CHILD_FIELDS.get(kind)
+        if fields is None:
+            fields = _CHILD_FIELDS[kind] = tuple(f for f in kind._fields if f not in _LEAF_FIELDS)
+        visit = self._visit
+        for name in fields:
+            value = getattr(node, name)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        visit(item, scope, None)
+            elif isinstance(value, ast.AST):
+                visit(value, scope, None)
+
+    def _bind(self, node: ast.AST, kind: type, scope: _Scope) -> None:
+        """Names values.ModuleValues binds (`_bind`), and the ones it may take for an index."""
+        seen = self.seen
+        if kind is ast.Assign:
+            for target in node.targets:  # type: ignore[attr-defined]
+                if type(target) is ast.Name:
+                    scope.bound.add(target.id)
+                    seen.assigned.add(target.id)
+                    if _int_like(node.value):  # type: ignore[attr-defined]
+                        seen.int_assigned.add(target.id)
+                elif type(target) in (ast.Tuple, ast.List):
+                    scope.bound.update(e.id for e in target.elts if type(e) is ast.Name)
+            return
+        target = node.target  # type: ignore[attr-defined]
+        if type(target) is ast.Name:
+            scope.bound.add(target.id)
+            if kind is ast.AnnAssign:
+                seen.assigned.add(target.id)
+                if node.value is not None and _int_like(node.value):  # type: ignore[attr-defined]
+                    seen.int_assigned.add(target.id)
+
+    def _parameters(self, node: ast.arguments, scope: _Scope) -> None:
+        """Annotations and defaults; the default of a device-named parameter is a device."""
+        positional = [*node.posonlyargs, *node.args]
+        pairs = list(zip(positional[len(positional) - len(node.defaults):], node.defaults))
+        pairs += [(a, d) for a, d in zip(node.kwonlyargs, node.kw_defaults) if d is not None]
+        for arg, default in pairs:
+            self._visit(default, scope, _DEVICE if DEVICE_NAME.search(arg.arg) else None)
+        for arg in (*positional, *node.kwonlyargs, node.vararg, node.kwarg):
+            if arg is not None and arg.annotation is not None:
+                self._visit(arg.annotation, scope, None)
+
+    def _string_relevant(self, node: ast.Constant, value: str, device: bool) -> bool:
+        if value in self.t.exact_strings or (device and self.t.device_strings and _device_text(value)):
+            return True  # a literal concatenated with others gets no device or backend context
+        if self.tokens is None or not self.tokens.search(value):
+            return False
+        if self.utf8 and node.lineno == node.end_lineno:
+            begin = self.starts[node.lineno - 1]
+            literal = self.raw[begin + node.col_offset: begin + (node.end_col_offset or 0)]
+            if _SINGLE_LITERAL.fullmatch(literal):
+                return any(token in value and pattern.search(value) for token, pattern in self.patterns)
+        return True  # maybe implicitly concatenated: a part may match on its own
+
+    def _names(self, node: ast.AST) -> None:
+        """Names libcst holds as Name nodes where `ast` keeps a string (`except E as e`,
+        `global`/`nonlocal`, match captures): the engine resolves them like any Name."""
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
+            names: Iterable[str | None] = node.names
+        elif isinstance(node, ast.MatchMapping):
+            names = (node.rest,)
+        else:
+            names = (node.name,)  # type: ignore[attr-defined]
+        for name in names:
+            if name:
+                self._chain(name, (), None)
+
+    def _call(self, node: ast.Call, scope: _Scope) -> None:
+        func = node.func
+        last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        seen = self.seen
+        if isinstance(func, ast.Name) and func.id in self.t.builtins:
+            self.relevant = True
+        positional = [a for a in node.args if not isinstance(a, ast.Starred)]
+        dtype_call = last in _DTYPE_CALLS
+        arrays = last in self.t.value_call_outers
+        # A bare name may be an imported alias of torch.device, autocast and the like.
+        aliased = type(func) is ast.Name and (func.id in self.bindings or func.id in self.outer)
+        for keyword in node.keywords:
+            value = keyword.value
+            if type(value) is ast.Name:
+                if keyword.arg in _ROLE_KEYWORDS:
+                    self.uses.append((scope, value.id))
+                    seen.role_uses.add(value.id)
+                if arrays:
+                    seen.array_args.add(value.id)
+            if keyword.arg == "device" and self.t.device_index:
+                self._index_value(value)
+        if positional:
+            first = positional[0]
+            if last in _ROLE_CALLS and type(first) is ast.Name:
+                self.uses.append((scope, first.id))
+                seen.role_uses.add(first.id)
+            if last == "to" and self.t.device_index:
+                self._index_value(first)
+            if arrays:
+                seen.array_args.update(a.id for a in positional if type(a) is ast.Name)
+        self._visit(func, scope, node)
+        first_device = aliased or last in _FIRST_ARGUMENT_LASTS
+        for arg in node.args:
+            flags = (_DTYPE if dtype_call and arg in positional else 0) | (_DEVICE if first_device and positional and arg is positional[0] else 0)
+            self._visit(arg, scope, flags or None)
+        for keyword in node.keywords:
+            name, value = keyword.arg, keyword.value
+            device = name in _DEVICE_KEYWORDS or (name == "device_type" and (aliased or last in _DEVICE_TYPE_LASTS))
+            if name == "choices" and type(value) in (ast.List, ast.Tuple, ast.Set):
+                for element in value.elts:  # type: ignore[attr-defined]
+                    self._visit(element, scope, _DEVICE)
+                continue
+            self._visit(value, scope, (_DTYPE if name in DTYPE_KEYWORDS else 0) | (_DEVICE if device else 0) or None)
+
+    def _index_value(self, value: ast.AST) -> None:
+        """`value` passed as `.to(value)` / `device=value` (values.ScopeValues.is_index)."""
+        if type(value) is ast.Constant:
+            if isinstance(value.value, int):  # type: ignore[attr-defined]
+                self.relevant = True
+        elif type(value) is ast.Attribute:
+            if INDEX_NAME.match(value.attr):  # type: ignore[attr-defined]
+                self.relevant = True
+        elif type(value) is ast.Name:
+            self.index_uses.add(value.id)  # type: ignore[attr-defined]
+            self.seen.index_args.add(value.id)  # type: ignore[attr-defined]
+
+
+def _int_like(value: ast.AST) -> bool:
+    """Whether values.ModuleValues may record a name assigned `value` as a device index
+    (`_int_like`: an int, `int(...)`, a rank call, `a % n` / `a + n` / `a - n`, `args.local_rank`)."""
+    kind = type(value)
+    if kind is ast.Constant:
+        return isinstance(value.value, int)  # type: ignore[attr-defined]
+    if kind is ast.Call:
+        func = value.func  # type: ignore[attr-defined]
+        last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        return last in _INDEX_CALL_NAMES or bool(INDEX_CALLS.search(last))
+    if kind is ast.BinOp:
+        return isinstance(value.op, (ast.Mod, ast.Add, ast.Sub))  # type: ignore[attr-defined]
+    if kind is ast.Attribute:
+        return INDEX_NAME.match(value.attr) is not None  # type: ignore[attr-defined]
+    return False
+
+
+def _device_text(value: str) -> bool:
+    """A constant the engine may report as a device string: `cuda`, `cuda:N` (engine.CUDA_DEVICE),
+    `cuda:` (the text before `{i}` of an f-string) or `cuda:{}` (`.format`)."""
+    return value.startswith("cuda") and (value in ("cuda:", "cuda:{}") or CUDA_DEVICE.match(value) is not None)
+
+
+_SHAPES = {
+    "call": (ast.Call, ast.Name),
+    "name": (ast.Name, ast.Attribute),
+    "literal": (ast.Constant,),
+}
+
+
+def _argument_given(call: ast.Call, specs: tuple[tuple[str | None, int | None, str], ...]) -> bool:
+    """Whether an argument matcher could match `call`: the argument it reads is given, in a
+    shape its values can take."""
+    positional = [a for a in call.args if not isinstance(a, ast.Starred)]
+    for name, position, shape in specs:
+        value = next((k.value for k in reversed(call.keywords) if name is not None and k.arg == name), None)
+        if value is None and position is not None and len(positional) > position:
+            value = positional[position]
+        if value is None:
+            continue
+        if shape == "any" or isinstance(value, _SHAPES[shape]):
+            return True
+        if shape == "literal" and isinstance(value, (ast.List, ast.Tuple)) and len(value.elts) == 1:
+            return True
+    return False
+
+
+def _blocks(stmt: ast.stmt, raw: bytes, starts: list[int]) -> tuple[list[ast.AST], list[list[ast.stmt]]] | None:
+    """(header parts, blocks) of a def, class, `if`, `try` or `with`, whose blocks may be pruned
+    one statement at a time; None for any other statement (loops are read whole)."""
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return [*stmt.decorator_list, stmt.args, *([stmt.returns] if stmt.returns else [])], [stmt.body]
+    if isinstance(stmt, ast.ClassDef):
+        return [*stmt.decorator_list, *stmt.bases, *stmt.keywords], [stmt.body]
+    if isinstance(stmt, ast.If):
+        header: list[ast.AST] = [stmt.test]
+        blocks = [stmt.body]
+        orelse = stmt.orelse
+        while len(orelse) == 1 and isinstance(orelse[0], ast.If) and _line(raw, starts, orelse[0].lineno).lstrip().startswith(b"elif"):
+            header.append(orelse[0].test)  # an `elif` is a clause, not a statement of its own
+            blocks.append(orelse[0].body)
+            orelse = orelse[0].orelse
+        return header, blocks + ([orelse] if orelse else [])
+    if isinstance(stmt, (ast.Try, ast.TryStar)):
+        return [h.type for h in stmt.handlers if h.type is not None], [stmt.body, *(h.body for h in stmt.handlers), stmt.orelse, stmt.finalbody]
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        return list(stmt.items), [stmt.body]
+    return None
+
+
+def _parameters(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    args = node.args
+    return {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if a is not None}
+
+
+def _function_imports(node: ast.AST) -> dict[str, set[str]]:
+    """Every binding an import anywhere inside a function makes (libcst binds them in the
+    function's scope in source order; a superset). Imports are statements: only statement
+    lists are walked, not expressions."""
+    out: dict[str, set[str]] = {}
+    stack: list[ast.AST] = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, (ast.Import, ast.ImportFrom)):
+            for local, qname in _import_bindings(current):
+                out.setdefault(local, set()).add(qname)
+            continue
+        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            block = getattr(current, name, None)
+            if type(block) is list:
+                stack.extend(block)
+    return out
+
+
+def _type_heads(raw: bytes) -> set[str]:
+    """Names written just before `.type` (engine._mark_cuda_only searches `NAME.type` in text)."""
+    out: set[str] = set()
+    at = raw.find(b".type")
+    while at != -1:
+        begin = at
+        while begin > 0 and (raw[begin - 1:begin].isalnum() or raw[begin - 1] in b"_" or raw[begin - 1] >= 0x80):
+            begin -= 1
+        if begin < at:
+            out.add(raw[begin:at].decode("utf-8", "replace"))
+        at = raw.find(b".type", at + 5)
+    return out
+
+
+def _line(raw: bytes, starts: list[int], number: int) -> bytes:
+    return raw[starts[number - 1]: starts[number] if number < len(starts) else len(raw)]
+
+
+def _line_starts(raw: bytes) -> list[int]:
+    """Offsets of the lines of `raw` (split at b"\n"; the part after the last one is a line)."""
+    return [0, *accumulate(len(line) + 1 for line in raw.split(b"\n")[:-1])]
+
+
+def _end(raw: bytes, starts: list[int], node: ast.AST) -> int:
+    """Offset just after the last line of `node`."""
+    last = node.end_lineno or node.lineno  # type: ignore[attr-defined]
+    return starts[last] if last < len(starts) else len(raw)
+
+
+@dataclass(frozen=True)
+class Pruned:
+    """A source with statements left out, and where each of its lines comes from.
+
+    Attributes:
+        source: the kept lines, each as it was; a statement left out of a block is one `pass`.
+        origin: origin[n - 1] is the line of the original file that line n of `source` is.
+    """
+
+    source: bytes
+    origin: list[int]
+    may_match: bool = True  # False: no statement can produce a finding (nothing to parse)
+
+    def line(self, number: int) -> int:
+        """The original line number of line `number` of `source` (1-based)."""
+        return self.origin[number - 1] if number <= len(self.origin) else self.origin[-1] + number - len(self.origin)
+
+
+def prune_source(raw: bytes, tree: ast.Module, index: "RuleIndex", path: str = "") -> Pruned | None:
+    """`raw` without the statements no rule can match (see the module docstring), or None when
+    nothing was left out or the file must be parsed whole."""
+    triggers = _triggers(index)
+    if not triggers.usable or b"\r" in raw.replace(b"\r\n", b""):
+        return None
+    encoding = _encoding(raw) if b"coding" in raw[:400] else "utf-8"
+    if encoding is None:
+        return None
+    file_name = path.replace("\\", "/").rsplit("/", 1)[-1]
+    starts = _line_starts(raw)
+    reader = _Reader(triggers, _module_bindings(tree), file_name, raw, starts, encoding in ("utf-8", "utf-8-sig", "utf8", "ascii"))
+    facts: dict[int, _Facts] = {}
+
+    def read(stmt: ast.stmt) -> _Facts:
+        """Facts of `stmt`, bottom-up through the blocks that may be pruned inside it."""
+        parts = _blocks(stmt, raw, starts)
+        if parts is None:
+            result = reader.read([stmt])
+        else:
+            header, blocks = parts
+            names = [h.name for h in stmt.handlers if h.name] if isinstance(stmt, (ast.Try, ast.TryStar)) else []
+            function = isinstance(stmt, _FUNCTIONS)
+            saved = reader.outer
+            if function and not saved and raw.find(b"import", starts[stmt.lineno - 1], _end(raw, starts, stmt)) != -1:
+                reader.outer = _function_imports(stmt)  # the outermost function's include its nested ones
+            result = reader.read(header, names)
+            for block in blocks:
+                for child in block:
+                    result.add(read(child))
+            reader.outer = saved
+            if function:
+                # What its body binds is its own: it leaves its free names, nothing it binds.
+                result.own = _parameters(stmt) | result.bound
+                result.exports -= result.own
+                result.stores, result.imports, result.bound = set(), set(), set()
+        facts[id(stmt)] = result
+        return result
+
+    for stmt in tree.body:
+        read(stmt)
+    seen = reader.seen
+    seen.type_heads |= _type_heads(raw)
+    regions: list[tuple[int, int, bool]] = []  # first line, last line, nested (becomes `pass`)
+    relevant_anywhere = False
+
+    def consider(block: list[ast.stmt], nested: bool, home: tuple[int, int] | None, own: set[str]) -> None:
+        """Prune what can be pruned in `block`. `home` is the line span of the function the
+        block is in (None: module level) and `own` the names that function binds."""
+        for i, stmt in enumerate(block):
+            found = facts[id(stmt)]
+            first = stmt.decorator_list[0].lineno if getattr(stmt, "decorator_list", None) else stmt.lineno
+            last = stmt.end_lineno or stmt.lineno
+            alone = ((i == 0 or (block[i - 1].end_lineno or 0) < first) and (i + 1 == len(block) or block[i + 1].lineno > last))
+            relevant = found.relevant or any(seen.may_be_index(n) for n in found.index_uses)
+            if relevant and not nested:
+                nonlocal relevant_anywhere
+                relevant_anywhere = True
+            if home is None:
+                # Module-level names: read by is_index, value-call arrays, accelerator tests
+                # (stores), by name resolution (imports), by device/backend targets (uses).
+                anywhere = ((found.stores & (seen.index_args | seen.array_args | seen.type_heads))
+                            | (found.imports & seen.heads) | (found.exports & seen.assigned))
+                inside: set[str] = set()
+            else:
+                # A function's names: the same, and a binding decides where its nested
+                # functions' device/backend uses are recorded.
+                anywhere = (found.exports - own) & seen.assigned
+                inside = ((found.stores & (seen.index_args | seen.array_args | seen.role_uses))
+                          | (found.imports & seen.heads) | (found.exports & own & seen.assigned))
+            if (not relevant and alone and not _is_future(stmt) and _unseen(raw, starts, first, last, anywhere)
+                    and _unseen(raw, starts, first, last, inside, home) and _cleanly_bounded(raw, starts, first, stmt)):
+                regions.append((first, last, nested))
+                continue
+            parts = _blocks(stmt, raw, starts)
+            if parts is not None:
+                if isinstance(stmt, _FUNCTIONS):  # its decorators count: the engine reads them in its scope
+                    inner_home, inner_own = (first, last), found.own
+                else:
+                    inner_home, inner_own = home, own
+                for inner in parts[1]:
+                    consider(inner, True, inner_home, inner_own)
+
+    consider(tree.body, False, None, set())
+    if not relevant_anywhere:
+        return Pruned(b"", [], may_match=False)  # findings come only from relevant statements
+    if not regions:
+        return None
+    out: list[bytes] = []
+    origin: list[int] = []
+    at = 1  # the first line not yet copied
+    for first, last, nested in sorted(regions):
+        out.append(raw[starts[at - 1]:starts[first - 1]])
+        origin.extend(range(at, first))
+        if nested:  # a block must keep a statement
+            line = _line(raw, starts, first)
+            end = b"\r\n" if line.endswith(b"\r\n") else b"\n" if line.endswith(b"\n") else b""
+            out.append(line[: len(line) - len(line.lstrip(b" \t\f"))] + b"pass" + end)
+            origin.append(first)
+        at = last + 1
+    out.append(raw[starts[at - 1]:] if at <= len(starts) else b"")
+    origin.extend(range(at, len(starts) + 1))
+    return Pruned(b"".join(out), origin)
+
+
+def _is_future(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__"
+
+
+def _encoding(raw: bytes) -> str | None:
+    """The file's codec by its coding cookie, when a line of it is its bytes up to b"\n"; else None."""
+    from migrator.sources.codec import python_encoding as _python_encoding
+
+    try:
+        encoding = _python_encoding(raw).lower().replace("_", "-")
+    except (SyntaxError, LookupError):
+        return None
+    return encoding if encoding in _LINE_SAFE or encoding.startswith(("iso-8859-", "cp125")) else None
+
+
+def _unseen(raw: bytes, starts: list[int], first: int, last: int, names: set[str],
+            within: tuple[int, int] | None = None) -> bool:
+    """Whether none of `names` occurs in the file's text (or in lines `within`) outside lines
+    first..last (as a substring: a superset of the places a lookup of the name can be)."""
+    if not names:
+        return True
+    begin, end = starts[first - 1], starts[last] if last < len(starts) else len(raw)
+    low, high = 0, len(raw)
+    if within is not None:
+        low, high = starts[within[0] - 1], starts[within[1]] if within[1] < len(starts) else len(raw)
+    for name in names:
+        token = name.encode("utf-8")
+        if raw.find(token, low, begin) != -1 or raw.find(token, end, high) != -1:
+            return False
+    return True
+
+
+def _cleanly_bounded(raw: bytes, starts: list[int], first: int, stmt: ast.stmt) -> bool:
+    """The statement's first line holds only it (nothing before it but indentation, no
+    backslash continuation from the line before), and it is not on line 1 or 2, where blanking
+    could change which line holds the coding cookie (PEP 263)."""
+    if first <= 2:
+        return False
+    line = _line(raw, starts, first)
+    if getattr(stmt, "decorator_list", None):
+        if not line.lstrip(b" \t\f").startswith(b"@"):
+            return False
+    elif line[:stmt.col_offset].strip(b" \t\f") or not line[stmt.col_offset:].strip():
+        return False
+    before = _line(raw, starts, first - 1).rstrip(b"\r\n")
+    return not before.endswith(b"\\")
