@@ -7,11 +7,12 @@ E2E_VENV := .venv-e2e
 PIP := --quiet --disable-pip-version-check
 OUT := demo-out
 
-.PHONY: demo test e2e goldens docs clean
+.PHONY: demo test e2e goldens docs clean assess-screenshot
 
 $(DEMO_VENV)/.done: pyproject.toml
 	$(PYTHON) -m venv $(DEMO_VENV)
 	$(DEMO_VENV)/bin/pip install $(PIP) -e . "torch==2.13.0" numpy
+	$(DEMO_VENV)/bin/pip install $(PIP) --no-deps "accelerate==1.15.0"
 	touch $@
 
 $(TEST_VENV)/.done: pyproject.toml
@@ -46,7 +47,25 @@ demo: $(DEMO_VENV)/.done
 	@echo "== 5. the same cluster as a CloudFormation stack and as Terraform, from the sample spec"
 	$(DEMO_VENV)/bin/neuron-migrator generate cloudformation --spec samples/deploy-spec.yaml --output $(OUT)/stack
 	$(DEMO_VENV)/bin/neuron-migrator generate terraform --spec samples/deploy-spec.yaml --output $(OUT)/terraform
+	@echo "== 6. assess samples/: readiness, effort, migration path, models, cost (sample fleet, example prices)"
+	$(DEMO_VENV)/bin/neuron-migrator assess samples --fleet samples/fleet.yaml --prices samples/prices.yaml
+	$(DEMO_VENV)/bin/neuron-migrator assess samples --fleet samples/fleet.yaml --prices samples/prices.yaml --format html -o $(OUT)/assess.html
+	@echo "== 7. assess the installed accelerate package (real third-party code; Markdown in $(OUT)/accelerate-assess.md)"
+	$(DEMO_VENV)/bin/neuron-migrator assess "$$($(DEMO_VENV)/bin/python -c 'import os, importlib.util as u; print(os.path.dirname(u.find_spec("accelerate").origin))')" \
+		--fleet samples/fleet.yaml --prices samples/prices.yaml --format markdown -o $(OUT)/accelerate-assess.md
+	@sed -n '1,/^## Effort/p' $(OUT)/accelerate-assess.md
 	@echo "== outputs are in $(OUT)/"
+
+# Render demo-out/assess.html in headless Chromium (Debian's `chromium`; installed when missing)
+# and save demo-out/assess.png, to look at the page as a browser draws it.
+assess-screenshot: $(DEMO_VENV)/.done
+	@mkdir -p $(OUT)
+	$(DEMO_VENV)/bin/neuron-migrator assess samples --fleet samples/fleet.yaml --prices samples/prices.yaml --format html -o $(OUT)/assess.html
+	@command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)
+	chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking \
+		--disable-component-update --disable-sync --user-data-dir="$$(mktemp -d)" --hide-scrollbars \
+		--window-size=1200,2600 --screenshot="$(CURDIR)/$(OUT)/assess.png" "file://$(CURDIR)/$(OUT)/assess.html"
+	@echo "wrote $(OUT)/assess.png"
 
 # One worker per CPU (pytest-xdist): most tests run the CLI or whole programs in subprocesses.
 test: $(TEST_VENV)/.done $(CHECKOV_VENV)/.done tests/k8s/node_modules/.done

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 __all__ = ["ScanOptions", "ScanReport", "FileFix", "scan_paths", "scan_source", "fix_paths", "fix_source",
            "render", "REPORT_FORMATS", "default_cache_dir", "rules", "rule_record", "check_example", "test_rules",
            "read_baseline", "filter_new", "write_baseline", "project_root", "instances", "generate", "GENERATE_KINDS",
-           "BaselineError", "RuleError", "SpecError"]
+           "BaselineError", "RuleError", "SpecError", "assess", "render_assessment", "ASSESS_FORMATS", "FleetError"]
 
 
 @dataclass
@@ -416,6 +416,7 @@ def fix_paths(paths: Sequence[str | os.PathLike[str]], options: ScanOptions = Sc
 from migrator.core.catalogue import RuleError  # noqa: E402
 from migrator.deploy.generate import KINDS as GENERATE_KINDS  # noqa: E402
 from migrator.deploy.launch_template import SpecError  # noqa: E402
+from migrator.assess.cost import FleetError  # noqa: E402
 from migrator.report import REPORTERS  # noqa: E402
 from migrator.report.baseline import BaselineError, filter_new, project_root, read_baseline, write_baseline  # noqa: E402
 
@@ -490,3 +491,75 @@ def generate(kind: str, spec_file: Path | None, flags: dict, output: Path):
     from migrator.deploy.spec import build_spec
 
     return generate_kind(kind, build_spec(spec_file, flags), output)
+
+
+ASSESS_FORMATS = ("text", "json", "markdown", "html")
+
+
+def assess(paths: Sequence[str | os.PathLike[str]], options: ScanOptions = ScanOptions(), *,
+           unsafe_fixes: bool = False, fleet_file: Path | None = None, prices: str | Path | None = None,
+           families: Sequence[str] = (), pricing_client=None) -> dict:
+    """Readiness, effort, migration path, model support and cost of the code under `paths`.
+
+    The findings are `scan_paths`'s; "rewritten" means `fix_source` applies the finding's
+    rewrite in memory (a second pass with `unsafe=True` tells the unsafe rewrites apart).
+    `fleet_file` (YAML, `migrator/schemas/fleet.schema.json`) turns on the cost part, priced
+    from `prices`: a prices file or `"aws"` (the Price List API through boto3's `pricing`
+    client, `pricing_client` if given). `families` defaults to those the target reaches.
+    Returns the dict of `migrator/schemas/assess.v1.schema.json`.
+
+    Raises:
+        FleetError: a bad fleet or prices file (checked before anything is scanned).
+        FileNotFoundError: a path does not exist.
+    """
+    from migrator.assess import FAMILIES_BY_TARGET, build_assessment
+    from migrator.assess.cost import aws_prices, load_fleet, load_prices
+    from migrator.assess.inventory import take_inventory
+    from migrator.assess.readiness import finding_key
+    from migrator.deploy.launch_template import load_instances
+
+    neuron_types = load_instances()
+    fleet = load_fleet(Path(fleet_file), neuron_types) if fleet_file is not None else None
+    if prices is None or fleet is None:
+        price_source = None
+    elif str(prices) == "aws":
+        def price_source(types: set[str], region: str):
+            return aws_prices(types, region, pricing_client)
+    else:
+        price_source = load_prices(Path(prices))
+    for p in paths:
+        if not os.path.lexists(p):
+            raise FileNotFoundError(f"{p}: no such file or directory")
+    report = scan_paths(paths, replace(options, fix_edits=False))
+    rewritten: dict[tuple, str] = {}
+    # `fix` may rewrite a finding the scan marks unavailable (held back by a blocker; --partial).
+    fixable = sorted({f.path for f in report.findings if f.fix is not None})
+    from migrator.sources.discover import file_kind
+
+    for path in fixable:
+        kind = file_kind(Path(path))
+        data = _read(path, options)
+        if kind is None or isinstance(data, Finding):
+            continue
+        for unsafe, label in ((False, "safe"), (True, "unsafe")):
+            try:
+                outcome = fix_source(data, path, kind, options, unsafe, partial=True)
+            except Exception:  # noqa: BLE001 - a crash in one file's rewrite counts its findings as manual
+                break
+            for f in outcome.applied:
+                rewritten.setdefault(finding_key(f), label)
+    inventory = take_inventory(paths, options.exclude, options.max_file_size, options.root)
+    return build_assessment(
+        paths=[os.fspath(p) for p in paths], target=options.target, findings=report.findings, rewritten=rewritten,
+        catalogue=catalogue_for(options), files=report.files, lines=report.lines, inventory=inventory,
+        unsafe_fixes=unsafe_fixes, families=tuple(families) or FAMILIES_BY_TARGET[options.target], fleet=fleet,
+        prices=price_source, neuron_types=neuron_types)
+
+
+def render_assessment(fmt: str, assessment: dict, width: int = 100) -> str:
+    """The assessment as `text`, `json`, `markdown` or `html` (one self-contained page)."""
+    from migrator.assess.render import RENDERERS
+
+    if fmt == "text":
+        return RENDERERS[fmt](assessment, width=width)
+    return RENDERERS[fmt](assessment)

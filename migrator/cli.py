@@ -585,6 +585,54 @@ def instances(fmt: str = typer.Option("text", "--format", "-f", metavar="FORMAT"
             typer.echo(f"  {'':16}   {which}{url}")
 
 
+@app.command(cls=_Command)
+def assess(
+    ctx: typer.Context,
+    paths: Optional[List[str]] = typer.Argument(None, metavar="PATH", show_default=".", help="Files or folders to assess."),
+    target: str = typer.Option("portable", "--target", "-t", metavar="TARGET", help=TARGET_HELP),
+    fleet: Optional[Path] = typer.Option(None, "--fleet", metavar="FILE", help="YAML of today's GPU workloads (see samples/fleet.yaml); turns on the cost part."),
+    prices: Optional[str] = typer.Option(None, "--prices", metavar="FILE|aws", help="Prices file with a source per row (see samples/prices.yaml), or `aws` to query the AWS Price List API now."),
+    fmt: str = typer.Option("text", "--format", "-f", metavar="FORMAT", help="text, json, markdown or html (one self-contained page)."),
+    output: Optional[Path] = typer.Option(None, "--output", "--output-file", "-o", metavar="FILE", show_default="stdout", help="Write the report to this file (replaced atomically)."),
+    unsafe_fixes: bool = typer.Option(False, "--unsafe-fixes", help="Count the unsafe rewrites as done by `fix` too (effort none)."),
+    family: List[str] = typer.Option([], "--family", metavar="FAMILY", help="Instance family for the migration path and model support: trn1, trn2, trn3, inf2 (repeatable; default: those the target reaches)."),
+    select: List[str] = typer.Option([], "--select", metavar="CODE", help=SELECT_HELP),
+    ignore: List[str] = typer.Option([], "--ignore", metavar="CODE", help=IGNORE_HELP),
+    exclude: List[str] = typer.Option([], "--exclude", metavar="PATTERN", help="gitignore-style pattern of paths to skip (repeatable)."),
+    jobs: int = typer.Option(0, "--jobs", "-j", metavar="N", help="Worker processes (0 = one per CPU)."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the result cache."),
+    config: Optional[Path] = typer.Option(None, "--config", metavar="FILE", show_default=CONFIG_DEFAULT, help=CONFIG_HELP),
+) -> None:
+    """Readiness, effort, migration path, model support and cost of moving PATHS to Neuron.
+
+    Exit 0 with a report, 2 on a bad flag, fleet or prices file (nothing is written then).
+    """
+    paths = paths or ["."]
+    from migrator.api import ASSESS_FORMATS, FleetError, RuleError, assess as run_assess, render_assessment
+
+    target = _given(ctx, "target", target)
+    settings = _settings(config, paths)
+    if fmt not in ASSESS_FORMATS:
+        raise _fail(f"--format: '{fmt}' is not one of {', '.join(ASSESS_FORMATS)}")
+    known_families = ("trn1", "trn2", "trn3", "inf2", "inf1")
+    for name in family:
+        if name not in known_families:
+            raise _fail(f"--family: '{name}' is not one of {', '.join(known_families)}")
+    if prices is not None and fleet is None:
+        raise _fail("--prices: give --fleet too (prices are used only for the cost part)")
+    if prices not in (None, "aws") and not Path(prices).is_file():
+        raise _fail(f"--prices: {prices}: no such file (or give `aws`)")
+    options = _scan_options(settings, target, select, ignore, exclude, (), jobs, False, no_cache, None)
+    try:
+        assessment = run_assess(paths, options, unsafe_fixes=unsafe_fixes or settings.unsafe_fixes, fleet_file=fleet,
+                                prices=prices, families=tuple(dict.fromkeys(family)))
+    except (FileNotFoundError, RuleError, FleetError) as exc:
+        raise _fail(str(exc)) from None
+    _emit(render_assessment(fmt, assessment), output)
+    if output is not None:
+        typer.echo(f"wrote {output}", err=True)
+
+
 # Shown in `generate --help`; tests/test_friction.py checks them against DeploymentSpec's defaults.
 GENERATE_DEFAULTS = {"name": "neuron", "workload": "training", "nodes": 1, "capacity": "on-demand",
                      "root_volume_gib": 512, "kubernetes_version": "1.34", "plain_ami": False}

@@ -42,6 +42,8 @@ def rule_record(rule: RuleSpec, details: bool = False) -> dict[str, Any]:
         "fix_safety": {t: (fixes[t].get("safety", rule.fix["safety"]) if t in fixes else None) for t in TARGETS},
         "docs_url": docs_url(rule),
         "references": list(rule.docs["references"]),
+        "effort": {t: rule.effort_for(t) for t in TARGETS},
+        "blocker": rule.blocker,
     }
     if details:
         record["what"] = " ".join(rule.docs["what"].split())
@@ -77,6 +79,9 @@ def render_rules_doc(catalogue: Catalogue) -> str:
         if r.fix:
             safety = " ".join(r.docs.get("fix_safety", "The fix keeps behaviour on the GPU.").split())
             out += ["", "### Fix safety", "", f"`{r.fix['safety']}`: {safety}"]
+        efforts = sorted(set(r.efforts.values())) or ["medium"]
+        out += ["", "### Effort (assess)", "", f"`{'`, `'.join(efforts)}` per finding left after `fix`"
+                + (f". Blocker: {r.blocker}." if r.blocker else ".")]
         out += ["", "### References", ""] + [f"- <{u}>" for u in r.docs["references"]]
     return "\n".join(out) + "\n"
 

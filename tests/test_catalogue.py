@@ -63,7 +63,7 @@ def test_a_key_given_twice_is_an_error_naming_the_key_and_lines(tmp_path):
     text = (rules_dir() / "device" / "NRN101-tensor-cuda-method.yaml").read_text()
     # PyYAML alone keeps the last `message` and the rule silently loses the first.
     path = _broken_copy(tmp_path, text.replace("message:", "message: first\nmessage:", 1))
-    with pytest.raises(RuleError, match=r"NRN101-tensor-cuda-method.yaml: field 'message': given twice \(lines 10 and 11\)$"):
+    with pytest.raises(RuleError, match=r"NRN101-tensor-cuda-method.yaml: field 'message': given twice \(lines 11 and 12\)$"):
         load_rule(path)
 
 

@@ -15,7 +15,7 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "migrator"
-RANK = {"core": 0, "deploy": 1, "scan": 2, "fix": 3, "report": 3, "testing": 3, "docgen": 3, "sources": 3.5, "api": 4,
+RANK = {"core": 0, "deploy": 1, "scan": 2, "fix": 3, "report": 3, "testing": 3, "docgen": 3, "sources": 3.5, "assess": 3.7, "api": 4,
         "settings": 4, "cli": 6, "__main__": 7, "": 8}
 
 

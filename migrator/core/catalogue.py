@@ -21,9 +21,11 @@ from migrator.core.findings import CATEGORIES, Finding, Severity, Span
 from migrator.core.resources import rules_dir
 from migrator.core.yamldata import DuplicateKey, load_strict
 
-__all__ = ["RuleSpec", "Catalogue", "RuleError", "load_catalogue", "load_targets", "load_vocabulary", "tool_finding", "not_scanned", "TARGETS"]
+__all__ = ["EFFORTS", "DEFAULT_EFFORT", "RuleSpec", "Catalogue", "RuleError", "load_catalogue", "load_targets", "load_vocabulary", "tool_finding", "not_scanned", "TARGETS"]
 
 TARGETS = ("portable", "neuron", "xla", "inf1")
+EFFORTS = ("none", "low", "medium", "high")
+DEFAULT_EFFORT = "medium"  # a rule that does not say (team rules): the middle bucket, not zero
 
 
 class RuleError(ValueError):
@@ -47,6 +49,14 @@ class RuleSpec:
     examples: dict[str, list[dict[str, Any]]]
     path: Path
     raw: dict[str, Any] = field(repr=False, compare=False, default_factory=dict)
+    # assess: the effort bucket per target (none/low/medium/high; a rule that names none, such
+    # as a team rule, counts as DEFAULT_EFFORT) and why the flagged code has no Neuron path.
+    efforts: dict[str, str] = field(default_factory=dict, compare=False)
+    blocker: str | None = None
+
+    def effort_for(self, target: str) -> str:
+        """The effort bucket of one finding of this rule on `target` (before `fix`)."""
+        return self.efforts.get(target, DEFAULT_EFFORT)
 
     def severity_for(self, target: str) -> Severity | None:
         """Severity on `target`, or None when the rule is off there."""
@@ -160,6 +170,8 @@ def _build(data: dict[str, Any], path: Path) -> RuleSpec:
     levels = {t: sev if isinstance(sev, str) else sev[t] for t in TARGETS}
     severities = {t: None if v == "off" else Severity(v) for t, v in levels.items()}
     matchers = data["match"] if isinstance(data["match"], list) else [data["match"]]
+    effort = data.get("effort", {})
+    efforts = {t: effort for t in TARGETS} if isinstance(effort, str) else dict(effort)
     return RuleSpec(
         id=data["id"],
         name=data["name"],
@@ -174,6 +186,8 @@ def _build(data: dict[str, Any], path: Path) -> RuleSpec:
         examples=data["examples"],
         path=path,
         raw=data,
+        efforts=efforts,
+        blocker=data.get("blocker"),
     )
 
 

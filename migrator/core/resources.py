@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["rules_dir", "templates_dir", "data_dir"]
+__all__ = ["rules_dir", "templates_dir", "data_dir", "package_file"]
 
 _PACKAGE = Path(__file__).resolve().parent.parent  # migrator/ (this file is in migrator/core/)
 
@@ -31,3 +31,8 @@ def rules_dir() -> Path:
 
 def templates_dir() -> Path:
     return data_dir("templates")
+
+
+def package_file(relative: str) -> Path:
+    """A data file shipped inside the package (`assess/data/…`, `schemas/…`)."""
+    return _PACKAGE / relative

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 import pathspec
 
@@ -81,8 +81,12 @@ def _gitignore(root: Path) -> pathspec.GitIgnoreSpec | None:
 
 
 def discover(paths: Iterable[str | os.PathLike[str]], exclude: Iterable[str] = (), *, force_exclude: bool = False,
-             root: Path | None = None, errors: list[tuple[Path, str]] | None = None) -> Iterator[tuple[Path, str]]:
+             root: Path | None = None, errors: list[tuple[Path, str]] | None = None,
+             classify: Callable[[Path], str | None] = file_kind) -> Iterator[tuple[Path, str]]:
     """Yield `(path, kind)` for every scannable file under `paths`, in sorted order.
+
+    `classify` names a file's kind, or None to leave it (default `file_kind`; `assess` also
+    reads model configuration files).
 
     A file named directly is yielded when its kind is known, whatever the excludes say (as ruff
     does), unless `force_exclude` (ruff's `--force-exclude`; pre-commit names every file): then
@@ -112,11 +116,11 @@ def discover(paths: Iterable[str | os.PathLike[str]], exclude: Iterable[str] = (
                 errors.append((given, "not scanned: a symbolic link to a folder (not followed)"))
             continue
         if not is_dir:
-            kind = file_kind(given)
+            kind = classify(given)
             if kind:
                 yield given, kind
             continue
-        yield from _walk(given, excluded, errors)
+        yield from _walk(given, excluded, errors, classify)
 
 
 def _named_excluded(path: Path, is_dir: bool, excluded: pathspec.GitIgnoreSpec, base: Path) -> bool:
@@ -133,7 +137,8 @@ def _named_excluded(path: Path, is_dir: bool, excluded: pathspec.GitIgnoreSpec, 
     return False
 
 
-def _walk(root: Path, excluded: pathspec.GitIgnoreSpec, errors: list[tuple[Path, str]] | None) -> Iterator[tuple[Path, str]]:
+def _walk(root: Path, excluded: pathspec.GitIgnoreSpec, errors: list[tuple[Path, str]] | None,
+          classify: Callable[[Path], str | None] = file_kind) -> Iterator[tuple[Path, str]]:
     specs: list[tuple[Path, pathspec.GitIgnoreSpec]] = []
 
     def unreadable(exc: OSError) -> None:
@@ -165,7 +170,7 @@ def _walk(root: Path, excluded: pathspec.GitIgnoreSpec, errors: list[tuple[Path,
         )
         for name in sorted(filenames):
             p = here / name
-            kind = file_kind(p)
+            kind = classify(p)
             if kind and not ignored(p, False):
                 if os.path.islink(p) and not is_inside(os.path.realpath(p), real_root):
                     if errors is not None:

@@ -1,0 +1,120 @@
+"""Readiness and effort of a tree, from the scan's findings and what `fix` did with them
+(assess, part 1). No second scanner: the findings are the scan's, and "rewritten" means `fix`
+applied that finding's rewrite in memory.
+
+Effort per finding, in hours [low, high]: `none` when `fix` rewrites it (with `--unsafe-fixes`
+also the unsafe rewrites), else its rule's bucket for the target (`effort:` in the rule file;
+`catalogue.DEFAULT_EFFORT` when a team rule names none). The hours of each bucket are stated
+assumptions (data/assumptions.yaml, overridable in the fleet file).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any, Iterable
+
+from migrator.core.catalogue import EFFORTS, Catalogue
+from migrator.core.findings import Finding
+
+__all__ = ["finding_key", "readiness_section", "effort_section"]
+
+SAFE, UNSAFE = "safe", "unsafe"
+
+
+def finding_key(f: Finding) -> tuple:
+    """What identifies one finding across a scan and a fix of the same bytes."""
+    return (f.path, f.cell, f.rule_id, f.span.line, f.span.column)
+
+
+def _bucket(f: Finding, rewritten: dict[tuple, str], catalogue: Catalogue, target: str, unsafe_fixes: bool) -> str:
+    how = rewritten.get(finding_key(f))
+    if how == SAFE or (how == UNSAFE and unsafe_fixes):
+        return "none"
+    try:
+        return catalogue.by_id(f.rule_id).effort_for(target)
+    except KeyError:
+        return "medium"
+
+
+def readiness_section(findings: Iterable[Finding], rewritten: dict[tuple, str], catalogue: Catalogue, target: str,
+                      unsafe_fixes: bool, files: int, lines: int, effort_hours: dict[str, Any]) -> dict[str, Any]:
+    """The report's `readiness` part.
+
+    Args:
+        rewritten: finding_key -> "safe" (fix rewrites it) or "unsafe" (only with --unsafe-fixes).
+        effort_hours: the assumptions' `effort` mapping ({bucket: {hours: [lo, hi], meaning}}).
+    """
+    findings = list(findings)
+    cats: dict[str, dict[str, int]] = defaultdict(lambda: dict.fromkeys(
+        ("findings", "auto_fixed", "unsafe_fixed", "manual", "blockers"), 0))
+    per_file: dict[str, dict[str, Any]] = {}
+    blockers = []
+    touched: set[tuple[str, Any, int]] = set()
+    for f in findings:
+        how = rewritten.get(finding_key(f))
+        rule = _rule(catalogue, f.rule_id)
+        blocker = rule.blocker if rule is not None and how is None else None
+        c = cats[f.category]
+        d = per_file.setdefault(f.path, {"path": f.path, "findings": 0, "auto_fixed": 0, "unsafe_fixed": 0,
+                                         "manual": 0, "blockers": 0, "lines": set(), "effort_hours": [0.0, 0.0]})
+        for counts in (c, d):
+            counts["findings"] += 1
+            counts["auto_fixed" if how == SAFE else "unsafe_fixed" if how == UNSAFE else "manual"] += 1
+            if blocker:
+                counts["blockers"] += 1
+        if blocker:
+            blockers.append({"rule_id": f.rule_id, "path": f.path, "line": f.span.line, "cell": f.cell,
+                             "message": f.message, "reason": blocker})
+        lo, hi = effort_hours[_bucket(f, rewritten, catalogue, target, unsafe_fixes)]["hours"]
+        d["effort_hours"][0] += lo
+        d["effort_hours"][1] += hi
+        for line in range(f.span.line, max(f.span.line, f.span.end_line) + 1):
+            d["lines"].add((f.cell, line))
+            touched.add((f.path, f.cell, line))
+    details = []
+    for d in per_file.values():
+        d["lines_affected"] = len(d.pop("lines"))
+        d["effort_hours"] = [round(x, 2) for x in d["effort_hours"]]
+        details.append(d)
+    details.sort(key=lambda d: (-d["effort_hours"][1], -d["findings"], d["path"]))
+    total = len(findings)
+    auto = sum(c["auto_fixed"] for c in cats.values())
+    unsafe = sum(c["unsafe_fixed"] for c in cats.values())
+    return {
+        "files": files, "lines": lines, "files_with_findings": len(per_file), "findings": total,
+        "auto_fixed": auto, "unsafe_fixed": unsafe, "manual": total - auto - unsafe, "blockers": len(blockers),
+        "lines_affected": len(touched),
+        "auto_fixed_percent": round(100 * (auto + (unsafe if unsafe_fixes else 0)) / total, 1) if total else 100.0,
+        "unsafe_fixes": unsafe_fixes,
+        "by_category": [{"category": k, **v} for k, v in sorted(cats.items(), key=lambda kv: (-kv[1]["findings"], kv[0]))],
+        "blocker_list": blockers[:200],
+        "files_detail": details,
+    }
+
+
+def _rule(catalogue: Catalogue, rule_id: str):
+    try:
+        return catalogue.by_id(rule_id)
+    except KeyError:
+        return None
+
+
+def effort_section(findings: Iterable[Finding], rewritten: dict[tuple, str], catalogue: Catalogue, target: str,
+                   unsafe_fixes: bool, assumptions: dict[str, Any], files_detail: list[dict[str, Any]]) -> dict[str, Any]:
+    """The report's `effort` part: findings per bucket, summed hours, person-days, dominant files."""
+    buckets = assumptions["effort"]
+    counts = dict.fromkeys(EFFORTS, 0)
+    hours = [0.0, 0.0]
+    for f in findings:
+        b = _bucket(f, rewritten, catalogue, target, unsafe_fixes)
+        counts[b] += 1
+        hours[0] += buckets[b]["hours"][0]
+        hours[1] += buckets[b]["hours"][1]
+    per_day = assumptions["hours_per_day"]
+    top = [d for d in files_detail if d["effort_hours"][1] > 0][:10]
+    dominant = [{"path": d["path"], "hours": d["effort_hours"],
+                 "share": round(d["effort_hours"][1] / hours[1], 3) if hours[1] else 0.0} for d in top]
+    return {"buckets": {b: buckets[b] for b in EFFORTS}, "counts": counts,
+            "hours": [round(h, 2) for h in hours], "hours_per_day": per_day,
+            "person_days": [round(hours[0] / per_day, 2), round(hours[1] / per_day, 2)],
+            "dominant_files": dominant}
