@@ -501,8 +501,10 @@ def assess(paths: Sequence[str | os.PathLike[str]], options: ScanOptions = ScanO
            families: Sequence[str] = (), pricing_client=None) -> dict:
     """Readiness, effort, migration path, model support and cost of the code under `paths`.
 
-    The findings are `scan_paths`'s; "rewritten" means `fix_source` applies the finding's
-    rewrite in memory (a second pass with `unsafe=True` tells the unsafe rewrites apart).
+    The findings are `scan_paths`'s; "rewritten" means `fix_source(partial=True)` applies the
+    finding's rewrite in memory, as `fix --partial` would (plain `fix` holds a file back until
+    its blockers are handled by hand); a second pass with `unsafe=True`, on files with unsafe
+    fixes, tells the unsafe rewrites apart.
     `fleet_file` (YAML, `migrator/schemas/fleet.schema.json`) turns on the cost part, priced
     from `prices`: a prices file or `"aws"` (the Price List API through boto3's `pricing`
     client, `pricing_client` if given). `families` defaults to those the target reaches.
@@ -534,6 +536,7 @@ def assess(paths: Sequence[str | os.PathLike[str]], options: ScanOptions = ScanO
     rewritten: dict[tuple, str] = {}
     # `fix` may rewrite a finding the scan marks unavailable (held back by a blocker; --partial).
     fixable = sorted({f.path for f in report.findings if f.fix is not None})
+    with_unsafe = {f.path for f in report.findings if f.fix is not None and f.fix.safety is Safety.UNSAFE}
     from migrator.sources.discover import file_kind
 
     for path in fixable:
@@ -541,7 +544,8 @@ def assess(paths: Sequence[str | os.PathLike[str]], options: ScanOptions = ScanO
         data = _read(path, options)
         if kind is None or isinstance(data, Finding):
             continue
-        for unsafe, label in ((False, "safe"), (True, "unsafe")):
+        passes = ((False, "safe"), (True, "unsafe")) if path in with_unsafe else ((False, "safe"),)
+        for unsafe, label in passes:
             try:
                 outcome = fix_source(data, path, kind, options, unsafe, partial=True)
             except Exception:  # noqa: BLE001 - a crash in one file's rewrite counts its findings as manual

@@ -295,12 +295,14 @@ def test_models_found_in_code_configs_and_torchtitan_files(tmp_path):
         t = AutoTokenizer.from_pretrained(pretrained_model_name_or_path="acme/in-house-model-v7")
         local = AutoModelForCausalLM.from_pretrained("./checkpoints/run1")
         """)
+    _write(tree / "models" / "__init__.py", "from .transformers import FluxTransformer2DModel\n")  # a local package
     _write(tree / "ckpt" / "config.json", json.dumps({"model_type": "falcon", "hidden_size": 4}))
     _write(tree / "train_configs" / "llama3_8b.toml", '[model]\nname = "llama3"\nflavor = "8B"\n[training]\nsteps = 10\n')
     _write(tree / "broken" / "config.json", "{not json")
     out = api.assess([str(tree)], families=("trn2", "inf2"))
     found = {m["name"]: m for m in out["models"]["found"]}
     assert "./checkpoints/run1" not in found  # a local path is not a model name
+    assert "FluxTransformer2DModel" not in found  # imported from the tree's own `transformers` module
     llama = found["meta-llama/Llama-3.1-8B-Instruct"]
     assert llama["model_type"] == "llama" and llama["where"][0]["line"] == 2
     assert llama["support"]["trn2"], "a Neuron library lists llama on Trn2"
@@ -346,3 +348,13 @@ def test_the_json_report_is_valid_against_its_schema_on_the_samples():
     jsonschema.validate(out, SCHEMA)
     assert out["cost"] is not None, out["cost_error"]
     assert out["readiness"]["findings"] > 0 and out["migration_paths"] and out["models"]["found"]
+
+
+def test_a_cuda_only_library_used_in_many_files_is_one_port(tmp_path):
+    tree = tmp_path / "src"
+    for name in ("a.py", "b.py", "c.py"):
+        _write(tree / name, "import deepspeed.utils\n")
+    _write(tree / "d.py", "import flash_attn\n")
+    e = api.assess([str(tree)])["effort"]
+    # deepspeed: one high port, two low; flash_attn: its own high port
+    assert e["counts"]["high"] == 2 and e["counts"]["low"] == 2

@@ -123,7 +123,7 @@ def _python(inv: Inventory, text: str, path: str, first_line: int) -> None:
         return
     transformers_names: set[str] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module:
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:  # `from .transformers` is local
             top = node.module.split(".")[0]
             _import_use(inv, top, path)
             if top == "transformers":

@@ -4,12 +4,14 @@ applied that finding's rewrite in memory.
 
 Effort per finding, in hours [low, high]: `none` when `fix` rewrites it (with `--unsafe-fixes`
 also the unsafe rewrites), else its rule's bucket for the target (`effort:` in the rule file;
-`catalogue.DEFAULT_EFFORT` when a team rule names none). The hours of each bucket are stated
+`catalogue.DEFAULT_EFFORT` when a team rule names none); a blocker's port counts once per rule
+and library named (the other findings of it count `low`). The hours of each bucket are stated
 assumptions (data/assumptions.yaml, overridable in the fleet file).
 """
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from typing import Any, Iterable
 
@@ -26,14 +28,38 @@ def finding_key(f: Finding) -> tuple:
     return (f.path, f.cell, f.rule_id, f.span.line, f.span.column)
 
 
-def _bucket(f: Finding, rewritten: dict[tuple, str], catalogue: Catalogue, target: str, unsafe_fixes: bool) -> str:
-    how = rewritten.get(finding_key(f))
-    if how == SAFE or (how == UNSAFE and unsafe_fixes):
-        return "none"
-    try:
-        return catalogue.by_id(f.rule_id).effort_for(target)
-    except KeyError:
-        return "medium"
+_NAMED = re.compile(r"`([A-Za-z_][\w-]*)")
+
+
+def _port_key(f: Finding) -> tuple[str, str]:
+    """One port per blocker rule and library (or kernel) named: `deepspeed` and `deepspeed.utils`
+    in 20 files are one replacement of deepspeed, not twenty."""
+    m = _NAMED.search(f.message)
+    return (f.rule_id, m.group(1) if m else f.message)
+
+
+class _Buckets:
+    """Effort bucket per finding. A blocker's port is counted once per rule and library; the
+    other findings of that port count as `low` (wiring the replacement in)."""
+
+    def __init__(self, rewritten: dict[tuple, str], catalogue: Catalogue, target: str, unsafe_fixes: bool) -> None:
+        self.rewritten, self.catalogue, self.target, self.unsafe_fixes = rewritten, catalogue, target, unsafe_fixes
+        self.ported: set[tuple[str, str]] = set()
+
+    def __call__(self, f: Finding) -> str:
+        how = self.rewritten.get(finding_key(f))
+        if how == SAFE or (how == UNSAFE and self.unsafe_fixes):
+            return "none"
+        rule = _rule(self.catalogue, f.rule_id)
+        if rule is None:
+            return "medium"
+        bucket = rule.effort_for(self.target)
+        if rule.blocker:
+            key = _port_key(f)
+            if key in self.ported:
+                return "low"
+            self.ported.add(key)
+        return bucket
 
 
 def readiness_section(findings: Iterable[Finding], rewritten: dict[tuple, str], catalogue: Catalogue, target: str,
@@ -50,6 +76,7 @@ def readiness_section(findings: Iterable[Finding], rewritten: dict[tuple, str], 
     per_file: dict[str, dict[str, Any]] = {}
     blockers = []
     touched: set[tuple[str, Any, int]] = set()
+    bucket_of = _Buckets(rewritten, catalogue, target, unsafe_fixes)
     for f in findings:
         how = rewritten.get(finding_key(f))
         rule = _rule(catalogue, f.rule_id)
@@ -65,7 +92,7 @@ def readiness_section(findings: Iterable[Finding], rewritten: dict[tuple, str], 
         if blocker:
             blockers.append({"rule_id": f.rule_id, "path": f.path, "line": f.span.line, "cell": f.cell,
                              "message": f.message, "reason": blocker})
-        lo, hi = effort_hours[_bucket(f, rewritten, catalogue, target, unsafe_fixes)]["hours"]
+        lo, hi = effort_hours[bucket_of(f)]["hours"]
         d["effort_hours"][0] += lo
         d["effort_hours"][1] += hi
         for line in range(f.span.line, max(f.span.line, f.span.end_line) + 1):
@@ -105,8 +132,9 @@ def effort_section(findings: Iterable[Finding], rewritten: dict[tuple, str], cat
     buckets = assumptions["effort"]
     counts = dict.fromkeys(EFFORTS, 0)
     hours = [0.0, 0.0]
+    bucket_of = _Buckets(rewritten, catalogue, target, unsafe_fixes)
     for f in findings:
-        b = _bucket(f, rewritten, catalogue, target, unsafe_fixes)
+        b = bucket_of(f)
         counts[b] += 1
         hours[0] += buckets[b]["hours"][0]
         hours[1] += buckets[b]["hours"][1]
