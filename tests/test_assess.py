@@ -114,6 +114,17 @@ def test_cost_savings_break_even_and_payback_worked_by_hand(tmp_path):
     assert out["cost"]["payback_months"] == pytest.approx([days[0] * 1000 / 32_457.6, days[1] * 1000 / 32_457.6],
                                                           abs=0.01)
     assert not out["cost"]["below_threshold"]  # no inference workload
+    assert "pays back in" in out["cost"]["verdict"]
+
+
+def test_training_savings_are_not_hidden_by_a_small_inference_spend(tmp_path):
+    tree = _write(tmp_path / "src" / "a.py", "import torch\n").parent
+    small = {"name": "s", "kind": "inference", "instance_type": "p4d.24xlarge", "count": 1, "hours_per_month": 100,
+             "parameters_billion": 1, "neuron_instance_types": ["trn1.32xlarge"]}
+    prices = _prices(tmp_path, [_row("p4d.24xlarge", 32.77), _row("trn1.32xlarge", 21.50)])
+    cost = api.assess([str(tree)], fleet_file=_fleet(tmp_path, [TRAIN, small]), prices=prices)["cost"]
+    assert cost["below_threshold"]  # 3,277 USD of inference a month
+    assert cost["verdict"].startswith("Saves USD") and "Inference alone spends USD 3,277" in cost["verdict"]
 
 
 def test_throughput_ratio_scales_neuron_hours_and_inference_below_the_threshold_says_so(tmp_path):
@@ -127,7 +138,7 @@ def test_throughput_ratio_scales_neuron_hours_and_inference_below_the_threshold_
     assert w["neuron"]["hours"] == 400  # half the throughput: twice the hours
     assert w["neuron"]["monthly"] == pytest.approx(400 * 21.50)
     assert w["gpu"]["monthly"] == pytest.approx(200 * 32.77)  # 6,554 < 10,000
-    assert cost["below_threshold"] and "likely exceeds the savings" in cost["verdict"]
+    assert cost["below_threshold"] and "likely costs more in engineering effort than it saves" in cost["verdict"]
 
 
 # -- prices: provenance, unknown, AWS -------------------------------------------------------------
@@ -358,3 +369,48 @@ def test_a_cuda_only_library_used_in_many_files_is_one_port(tmp_path):
     e = api.assess([str(tree)])["effort"]
     # deepspeed: one high port, two low; flash_attn: its own high port
     assert e["counts"]["high"] == 2 and e["counts"]["low"] == 2
+
+
+def test_a_cuda_only_library_imported_with_a_fallback_is_not_a_blocker(tmp_path):
+    tree = tmp_path / "src"
+    _write(tree / "norm.py", """\
+        try:
+            from apex.normalization import fused_layer_norm
+        except ImportError:
+            fused_layer_norm = None
+        """)
+    _write(tree / "opt.py", """\
+        from accelerate.utils import is_deepspeed_available
+        if is_deepspeed_available():
+            import deepspeed
+        """)
+    _write(tree / "hard.py", "import flash_attn\n")
+    r = api.assess([str(tree)])
+    assert [b["path"].rsplit("/", 1)[-1] for b in r["readiness"]["blocker_list"]] == ["hard.py"]
+    assert r["effort"]["counts"]["high"] == 1 and r["effort"]["counts"]["low"] >= 2
+
+
+def test_paths_are_relative_to_the_folder_given_and_each_use_gets_its_path(tmp_path):
+    tree = tmp_path / "repo"
+    _write(tree / "pkg" / "train.py", """\
+        import torch
+        model = torch.nn.Linear(2, 2).cuda()
+        loss = model(torch.zeros(1, 2)).sum()
+        loss.backward()
+        with torch.no_grad():
+            model(torch.zeros(1, 2))
+        """)
+    out = api.assess([str(tree)], api.ScanOptions(target="neuron"))
+    assert out["relative_to"] == tree.as_posix()
+    assert [f["path"] for f in out["readiness"]["files_detail"]] == ["pkg/train.py"]
+    assert {(p["family"], p["use"]) for p in out["migration_paths"]} >= {
+        ("trn2", "training"), ("trn2", "inference"), ("trn3", "training"), ("trn3", "inference")}
+    assert all(p["family"] in ("trn2", "trn3") for p in out["migration_paths"])
+
+
+def test_a_throughput_ratio_set_in_the_fleet_is_not_called_an_assumption(tmp_path):
+    tree = _write(tmp_path / "src" / "a.py", "import torch\n").parent
+    prices = _prices(tmp_path, [_row("p4d.24xlarge", 32.77), _row("trn1.32xlarge", 21.50)])
+    fleet = _fleet(tmp_path, [TRAIN], assumptions={"throughput_ratio": 0.8})
+    w = api.assess([str(tree)], fleet_file=fleet, prices=prices)["cost"]["workloads"][0]
+    assert w["throughput_ratio"] == 0.8 and w["throughput_ratio_source"].startswith("given in the fleet file")

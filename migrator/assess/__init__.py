@@ -10,7 +10,10 @@ a Neuron plan). `build_assessment` joins them into one dict, the shape of
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
+import os
+from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from migrator.assess.cost import FleetError, PriceUnknown, Prices, cost_section, load_assumptions
@@ -34,14 +37,20 @@ def build_assessment(*, paths: Iterable[str], target: str, findings: list[Findin
                      neuron_types: dict[str, dict]) -> dict[str, Any]:
     """The whole assessment as one JSON-ready dict (see the module docstring).
 
+    With one folder given, file paths in the report are relative to it (`relative_to`).
     Without a fleet, `cost` and `cost_error` are None. When a price the plan needs is unknown,
     `cost` is None and `cost_error` says which; the other parts are still given.
     """
+    paths = [str(p) for p in paths]
+    relative_to = _common_folder(paths)
+    if relative_to is not None:
+        findings, rewritten, inventory = _relative(relative_to, findings, rewritten, inventory)
     assumptions = load_assumptions((fleet or {}).get("assumptions"))
+    optional = inventory.optional_imports
     readiness = readiness_section(findings, rewritten, catalogue, target, unsafe_fixes, files, lines,
-                                  assumptions["effort"])
+                                  assumptions["effort"], optional)
     effort = effort_section(findings, rewritten, catalogue, target, unsafe_fixes, assumptions,
-                            readiness["files_detail"])
+                            readiness["files_detail"], optional)
     notes = [f"{path}: not read for the model inventory: {why}" for path, why in inventory.unread[:50]]
     cost, cost_error = None, None
     if fleet is not None:
@@ -60,7 +69,8 @@ def build_assessment(*, paths: Iterable[str], target: str, findings: list[Findin
         "tool": {"name": "neuron-migrator", "version": __version__},
         "generated": _dt.date.today().isoformat(),
         "target": target,
-        "paths": [str(p) for p in paths],
+        "paths": paths,
+        "relative_to": relative_to,
         "readiness": readiness,
         "effort": effort,
         "migration_paths": paths_section(inventory, families),
@@ -69,3 +79,27 @@ def build_assessment(*, paths: Iterable[str], target: str, findings: list[Findin
         "cost_error": cost_error,
         "notes": notes,
     }
+
+
+def _common_folder(paths: list[str]) -> str | None:
+    """The one folder the report's file paths are relative to: the folder given, when it is one."""
+    if len(paths) != 1 or not os.path.isdir(paths[0]):
+        return None
+    return Path(paths[0]).as_posix().rstrip("/") or "/"
+
+
+def _relative(root: str, findings: list[Finding], rewritten: dict[tuple, str], inv: Inventory):
+    prefix = root if root.endswith("/") else root + "/"
+
+    def rel(path: str) -> str:
+        return path[len(prefix):] if path.startswith(prefix) else path
+
+    findings = [dataclasses.replace(f, path=rel(f.path)) for f in findings]
+    rewritten = {(rel(k[0]), *k[1:]): v for k, v in rewritten.items()}
+    moved = Inventory(uses=set(inv.uses), evidence={u: {rel(p) for p in ps} for u, ps in inv.evidence.items()},
+                      unread=[(rel(p), why) for p, why in inv.unread],
+                      optional_imports={(rel(p), line) for p, line in inv.optional_imports})
+    for key, use in inv.models.items():
+        for p, line in use.where:
+            moved.add_model(use.name, use.how, rel(p), line)
+    return findings, rewritten, moved

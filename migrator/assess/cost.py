@@ -114,7 +114,10 @@ def load_assumptions(overrides: dict[str, Any] | None = None) -> dict[str, Any]:
     """The shipped assumptions with a fleet file's `assumptions:` laid over them (effort buckets
     are merged one by one)."""
     base = json.loads(json.dumps(_default_assumptions()))
-    for key, value in (overrides or {}).items():
+    overrides = overrides or {}
+    if "throughput_ratio" in overrides and "throughput_ratio_source" not in overrides:
+        base["throughput_ratio_source"] = "given in the fleet file (its assumptions: mapping)"
+    for key, value in overrides.items():
         if key == "effort":
             for bucket, entry in value.items():
                 base["effort"][bucket] = {**base["effort"][bucket], **entry}
@@ -362,7 +365,7 @@ def cost_section(fleet: dict[str, Any], a: dict[str, Any], prices: Prices | Call
         gpu_monthly = w["count"] * hours * gpu_row["usd_per_hour"]
         ratio = w.get("throughput_ratio", a["throughput_ratio"])
         ratio_source = w.get("throughput_ratio_source",
-                             a["throughput_ratio_source"] if "throughput_ratio" not in w else "set in the fleet file")
+                             a["throughput_ratio_source"] if "throughput_ratio" not in w else "set for this workload in the fleet file")
         notes.extend(plan["notes"])
         entry = {"name": w["name"], "kind": w["kind"], "model": w.get("model"),
                  "parameters_billion": w.get("parameters_billion"), "memory_need_gib": plan["memory_need_gib"],
@@ -404,15 +407,17 @@ def cost_section(fleet: dict[str, Any], a: dict[str, Any], prices: Prices | Call
     below = has_inference and totals["inference_gpu_monthly"] < a["threshold"]
     if not workloads:
         verdict = "The fleet file lists no workloads: nothing to compare."
-    elif below:
-        verdict = (f"Inference spend of USD {totals['inference_gpu_monthly']:,.0f} per month is below the USD "
-                   f"{a['threshold']:,.0f} threshold: the engineering effort likely exceeds the savings.")
     elif payback is None:
         verdict = ("No savings at the stated throughput ratios: the Neuron plan costs as much or more. "
                    "See each workload's break-even ratio.")
     else:
         verdict = (f"Saves USD {savings:,.0f} per month ({100 * savings / totals['gpu_monthly']:.0f}%); the effort "
-                   f"(USD {effort_cost[0]:,.0f}-{effort_cost[1]:,.0f}) pays back in {payback[0]:.1f}-{payback[1]:.1f} months.")
+                   f"(USD {effort_cost[0]:,.0f}\u2013{effort_cost[1]:,.0f}) pays back in "
+                   f"{payback[0]:.2f}\u2013{payback[1]:.2f} months.")
+    if below:
+        verdict += (f" Inference alone spends USD {totals['inference_gpu_monthly']:,.0f} per month, below the USD "
+                    f"{a['threshold']:,.0f} threshold: moving the inference workloads likely costs more in "
+                    f"engineering effort than it saves.")
     return {"currency": "USD", "period": "month", "region": region, "assumptions": _stated(a),
             "workloads": workloads, "totals": totals, "effort_cost": effort_cost, "payback_months": payback,
             "below_threshold": below, "verdict": verdict, "notes": notes,

@@ -61,6 +61,9 @@ class Inventory:
     uses: set[str] = field(default_factory=set)  # training, inference, llm-serving, hf
     evidence: dict[str, set[str]] = field(default_factory=dict)  # use -> paths
     unread: list[tuple[str, str]] = field(default_factory=list)  # path, why
+    # Imports with a fallback: inside `try: ... except ImportError` or under an
+    # `if is_<library>_available():` test. A CUDA-only library imported so is optional.
+    optional_imports: set[tuple[str, int]] = field(default_factory=set)
 
     def add_model(self, name: str, how: str, path: str, line: int) -> None:
         use = self.models.setdefault((name, how), ModelUse(name, how))
@@ -122,6 +125,8 @@ def _python(inv: Inventory, text: str, path: str, first_line: int) -> None:
             inv.unread.append((path, problem))
         return
     transformers_names: set[str] = set()
+    _optional_imports(inv, tree, path, first_line)
+    docstrings = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)}
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:  # `from .transformers` is local
             top = node.module.split(".")[0]
@@ -152,8 +157,43 @@ def _python(inv: Inventory, text: str, path: str, first_line: int) -> None:
                 inv.add_use("training", path)
             if name == "LLM" or name == "generate":
                 inv.add_use("llm-serving", path)
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and "--model.name" in node.value:
+        elif (isinstance(node, ast.Constant) and isinstance(node.value, str) and "--model.name" in node.value
+              and id(node) not in docstrings):  # a docstring that mentions the flag names no model
             _flags(inv, node.value, path, first_line + node.lineno)
+
+
+_IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
+
+
+def _catches_import_error(handler: ast.ExceptHandler) -> bool:
+    if handler.type is None:
+        return True
+    types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return any(isinstance(t, ast.Name) and t.id in _IMPORT_ERRORS for t in types)
+
+
+def _is_availability_test(test: ast.expr) -> bool:
+    """`is_apex_available()`, `_is_package_available("x")`, `importlib.util.find_spec("x")`."""
+    for node in ast.walk(test):
+        if isinstance(node, ast.Call):
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            if name == "find_spec" or (name.lstrip("_").startswith("is_") and name.endswith("available")):
+                return True
+    return False
+
+
+def _optional_imports(inv: Inventory, tree: ast.Module, path: str, first_line: int) -> None:
+    def mark(body: list[ast.stmt]) -> None:
+        for stmt in body:
+            for node in ast.walk(stmt):
+                if isinstance(node, (ast.Import, ast.ImportFrom)):
+                    inv.optional_imports.add((path, first_line + node.lineno))
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Try) and any(_catches_import_error(h) for h in node.handlers):
+            mark(node.body)
+        elif isinstance(node, ast.If) and _is_availability_test(node.test):
+            mark(node.body)
 
 
 def _import_use(inv: Inventory, top: str, path: str) -> None:

@@ -19,7 +19,12 @@ from migrator.assess.inventory import Inventory
 from migrator.core.resources import package_file
 from migrator.core.yamldata import load_strict
 
-__all__ = ["support_lists", "model_type_of", "models_section"]
+__all__ = ["support_lists", "model_type_of", "models_section", "LOOKED_FOR"]
+
+LOOKED_FOR = ('from_pretrained("org/name") with a literal hub id, model classes imported from transformers '
+              '(LlamaForCausalLM), model_type in config.json files, TorchTitan model names ([model] name, '
+              '--model.name); other ways of naming a model (timm.create_model, a name read from a config '
+              'at run time) are not recognised')
 
 
 @lru_cache(maxsize=1)
@@ -84,7 +89,7 @@ def models_section(inv: Inventory, families: tuple[str, ...]) -> dict[str, Any]:
                       "support": support})
     lists = [{"library": e["library"], "use": e["use"], "families": e["families"], "source": e["source"],
               "date": e["date"], "status": e.get("status", "")} for e in data["lists"]]
-    return {"found": found, "families": list(families), "lists": lists}
+    return {"found": found, "families": list(families), "lists": lists, "looked_for": LOOKED_FOR}
 
 
 def _entry(e: dict[str, Any]) -> dict[str, Any]:

@@ -41,17 +41,14 @@ def paths_section(inv: Inventory, families: tuple[str, ...]) -> list[dict[str, A
     for entry in migration_paths()["paths"]:
         if entry["family"] not in families:
             continue
-        hit = [u for u in entry["applies"] if u in uses]
-        if not hit:
-            continue
-        use = hit[0]
-        if guessed and use in ("training", "inference"):
-            why = "no training or inference code recognised: shown for both"
-        else:
-            files = sorted(inv.evidence.get(use, ()))
-            why = f"{_USE_NAMES[use]} found in {len(files)} file{'s' if len(files) != 1 else ''}"
-            if files:
-                why += f" (e.g. {files[0]})"
-        rows.append({"family": entry["family"], "use": use, "path": entry["path"], "status": entry["status"],
-                     "why": why, "source": entry["source"]})
+        for use in (u for u in entry["applies"] if u in uses):
+            if guessed and use in ("training", "inference"):
+                why = "no training or inference code recognised: shown for both"
+            else:
+                files = sorted(inv.evidence.get(use, ()))
+                why = f"{_USE_NAMES[use]} found in {len(files)} file{'s' if len(files) != 1 else ''}"
+                if files:
+                    why += f" (e.g. {files[0]})"
+            rows.append({"family": entry["family"], "use": use, "path": entry["path"], "status": entry["status"],
+                         "why": why, "source": entry["source"]})
     return rows

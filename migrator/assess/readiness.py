@@ -5,7 +5,8 @@ applied that finding's rewrite in memory.
 Effort per finding, in hours [low, high]: `none` when `fix` rewrites it (with `--unsafe-fixes`
 also the unsafe rewrites), else its rule's bucket for the target (`effort:` in the rule file;
 `catalogue.DEFAULT_EFFORT` when a team rule names none); a blocker's port counts once per rule
-and library named (the other findings of it count `low`). The hours of each bucket are stated
+and library named (the other findings of it count `low`), and a CUDA-only library imported with a
+fallback (`try/except ImportError`, `if is_x_available():`) is no blocker and counts `low`. The hours of each bucket are stated
 assumptions (data/assumptions.yaml, overridable in the fleet file).
 """
 
@@ -42,9 +43,18 @@ class _Buckets:
     """Effort bucket per finding. A blocker's port is counted once per rule and library; the
     other findings of that port count as `low` (wiring the replacement in)."""
 
-    def __init__(self, rewritten: dict[tuple, str], catalogue: Catalogue, target: str, unsafe_fixes: bool) -> None:
+    def __init__(self, rewritten: dict[tuple, str], catalogue: Catalogue, target: str, unsafe_fixes: bool,
+                 optional: set[tuple[str, int]]) -> None:
         self.rewritten, self.catalogue, self.target, self.unsafe_fixes = rewritten, catalogue, target, unsafe_fixes
+        self.optional = optional
         self.ported: set[tuple[str, str]] = set()
+
+    def blocker(self, f: Finding) -> str | None:
+        """Why `f` blocks the move, or None (rewritten, no blocker rule, or an optional import)."""
+        if self.rewritten.get(finding_key(f)) is not None or (f.path, f.span.line) in self.optional:
+            return None
+        rule = _rule(self.catalogue, f.rule_id)
+        return rule.blocker if rule is not None else None
 
     def __call__(self, f: Finding) -> str:
         how = self.rewritten.get(finding_key(f))
@@ -54,6 +64,8 @@ class _Buckets:
         if rule is None:
             return "medium"
         bucket = rule.effort_for(self.target)
+        if rule.blocker and (f.path, f.span.line) in self.optional:
+            return "low"  # the code has a fallback: check that it is the path Neuron takes
         if rule.blocker:
             key = _port_key(f)
             if key in self.ported:
@@ -63,11 +75,14 @@ class _Buckets:
 
 
 def readiness_section(findings: Iterable[Finding], rewritten: dict[tuple, str], catalogue: Catalogue, target: str,
-                      unsafe_fixes: bool, files: int, lines: int, effort_hours: dict[str, Any]) -> dict[str, Any]:
+                      unsafe_fixes: bool, files: int, lines: int, effort_hours: dict[str, Any],
+                      optional: set[tuple[str, int]] = frozenset()) -> dict[str, Any]:
     """The report's `readiness` part.
 
     Args:
         rewritten: finding_key -> "safe" (fix rewrites it) or "unsafe" (only with --unsafe-fixes).
+        optional: (path, line) of imports with a fallback (`inventory.Inventory.optional_imports`):
+            a CUDA-only library imported there is not a blocker.
         effort_hours: the assumptions' `effort` mapping ({bucket: {hours: [lo, hi], meaning}}).
     """
     findings = list(findings)
@@ -76,11 +91,10 @@ def readiness_section(findings: Iterable[Finding], rewritten: dict[tuple, str], 
     per_file: dict[str, dict[str, Any]] = {}
     blockers = []
     touched: set[tuple[str, Any, int]] = set()
-    bucket_of = _Buckets(rewritten, catalogue, target, unsafe_fixes)
+    bucket_of = _Buckets(rewritten, catalogue, target, unsafe_fixes, set(optional))
     for f in findings:
         how = rewritten.get(finding_key(f))
-        rule = _rule(catalogue, f.rule_id)
-        blocker = rule.blocker if rule is not None and how is None else None
+        blocker = bucket_of.blocker(f)
         c = cats[f.category]
         d = per_file.setdefault(f.path, {"path": f.path, "findings": 0, "auto_fixed": 0, "unsafe_fixed": 0,
                                          "manual": 0, "blockers": 0, "lines": set(), "effort_hours": [0.0, 0.0]})
@@ -127,12 +141,13 @@ def _rule(catalogue: Catalogue, rule_id: str):
 
 
 def effort_section(findings: Iterable[Finding], rewritten: dict[tuple, str], catalogue: Catalogue, target: str,
-                   unsafe_fixes: bool, assumptions: dict[str, Any], files_detail: list[dict[str, Any]]) -> dict[str, Any]:
+                   unsafe_fixes: bool, assumptions: dict[str, Any], files_detail: list[dict[str, Any]],
+                   optional: set[tuple[str, int]] = frozenset()) -> dict[str, Any]:
     """The report's `effort` part: findings per bucket, summed hours, person-days, dominant files."""
     buckets = assumptions["effort"]
     counts = dict.fromkeys(EFFORTS, 0)
     hours = [0.0, 0.0]
-    bucket_of = _Buckets(rewritten, catalogue, target, unsafe_fixes)
+    bucket_of = _Buckets(rewritten, catalogue, target, unsafe_fixes, set(optional))
     for f in findings:
         b = bucket_of(f)
         counts[b] += 1
