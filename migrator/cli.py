@@ -294,7 +294,14 @@ def _fix_command(target: str, paths, *, config=None, force_exclude=None, **lists
 def _emit(text: str, output_file: Optional[Path]) -> None:
     """The report on stdout, or in `output_file` (atomic: a reader never sees half a report)."""
     if output_file is None:
-        sys.stdout.write(text)
+        try:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        except BrokenPipeError:  # `| head`: the reader has what it wanted
+            sys.stderr.close()
+            raise typer.Exit(0) from None
+        except OSError as exc:  # a full disk behind `> file`
+            raise _fail(f"cannot write the report to standard output: {exc.strerror or exc}") from None
         return
     from migrator.core.fsutil import replace_file
 

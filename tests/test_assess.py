@@ -414,3 +414,37 @@ def test_a_throughput_ratio_set_in_the_fleet_is_not_called_an_assumption(tmp_pat
     fleet = _fleet(tmp_path, [TRAIN], assumptions={"throughput_ratio": 0.8})
     w = api.assess([str(tree)], fleet_file=fleet, prices=prices)["cost"]["workloads"][0]
     assert w["throughput_ratio"] == 0.8 and w["throughput_ratio_source"].startswith("given in the fleet file")
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("version: 1\nworkloads:\n  - &a [x, x, x]\n  - &b [*a, *a, *a]\n", "aliases"),
+    ("workloads:\n  - {name: a, kind: training, instance_type: p4d.24xlarge, count: 1, hours_per_month: .nan}\n",
+     "workloads[0].hours_per_month"),
+    ("workloads:\n  - {name: a, kind: training, instance_type: p4d.24xlarge, count: 1, hours_per_month: 10,"
+     " parameters_billion: .nan}\n", "workloads[0].parameters_billion"),
+    ("workloads:\n  - {name: a, kind: training, instance_type: p4d.24xlarge, count: 1" + "0" * 5000
+     + ", hours_per_month: 10}\n", "not valid YAML"),
+    ('workloads:\n  - {name: "a\\n", kind: training, instance_type: p4d.24xlarge, count: 1, hours_per_month: 10}\n',
+     "workloads[0].name"),
+    ("assumptions: {effort: {low: {hours: [5, 1]}}}\n", "assumptions.effort.low.hours"),
+])
+def test_fleet_files_that_are_not_plain_data_are_refused(tmp_path, text, expected):
+    with pytest.raises(FleetError, match=re.escape(expected)):
+        load_fleet(_write(tmp_path / "fleet.yaml", text), NEURON)
+
+
+def test_an_impossible_price_date_is_refused(tmp_path):
+    with pytest.raises(FleetError, match=r"prices\[0\]\.date"):
+        load_prices(_prices(tmp_path, [_row("p4d.24xlarge", 32.77, date="2026-02-31")]))
+
+
+def test_a_python_file_with_a_bogus_coding_cookie_is_a_note_not_the_end(tmp_path):
+    tree = tmp_path / "src"
+    _write(tree / "a.py", "# -*- coding: bogus -*-\nimport torch\n")
+    (tree / "b.py").write_bytes(b"\xff\xfe\x00import torch\n")
+    _write(tree / "c.py", "from transformers import LlamaForCausalLM\n")
+    r = _cli("assess", str(tree), "--format", "json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert [m["model_type"] for m in out["models"]["found"]] == ["llama"]
+    assert any("a.py" in n for n in out["notes"])

@@ -53,7 +53,7 @@ __all__ = ["FleetError", "PriceUnknown", "Prices", "load_assumptions", "load_fle
 BYTES_PER_PARAMETER = {"float32": 4.0, "fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "float16": 2.0, "bfloat16": 2.0,
                        "fp8": 1.0, "int8": 1.0, "int4": 0.5}
 GIB = 2 ** 30
-MAX_INPUT_BYTES = 1024 * 1024
+MAX_INPUT_BYTES = 4 * 1024 * 1024  # a prices file of 10,000 rows is about 1.6 MiB
 
 
 class FleetError(ValueError):
@@ -83,18 +83,43 @@ def _field(error: jsonschema.ValidationError) -> str:
 
 
 def _read_yaml(path: Path) -> Any:
+    """The YAML data of a fleet or prices file, refused (FleetError) when it is not plain data:
+    no aliases (an alias bomb expands to gigabytes), no NaN or infinity, no control characters
+    in strings."""
     try:
         text = read_limited(path, MAX_INPUT_BYTES).decode("utf-8")
-    except (Unreadable, OSError) as exc:
-        raise FleetError(f"{path}: cannot read: {exc}") from None
+    except Unreadable as exc:
+        raise FleetError(f"{path}: cannot read: {str(exc).replace(' (max-file-size)', '')}") from None
+    except OSError as exc:
+        raise FleetError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
         raise FleetError(f"{path}: not UTF-8 text") from None
     try:
-        return load_strict(text)
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            if isinstance(event, yaml.AliasEvent):
+                raise FleetError(f"{path}: line {event.start_mark.line + 1}: YAML aliases (*{event.anchor}) are "
+                                 f"not allowed here; write the values out")
+        data = load_strict(text)
     except DuplicateKey as exc:
         raise FleetError(f"{path}: field '{exc.key}': given twice (lines {exc.lines[0]} and {exc.lines[1]})") from None
-    except (yaml.YAMLError, RecursionError) as exc:
+    except (yaml.YAMLError, RecursionError, ValueError) as exc:  # ValueError: an integer of 4,300+ digits
         raise FleetError(f"{path}: not valid YAML: {exc}") from None
+    _plain(data, path, "")
+    return data
+
+
+def _plain(value: Any, path: Path, where: str) -> None:
+    if isinstance(value, float) and not math.isfinite(value):
+        raise FleetError(f"{path}: field '{where or '(top level)'}': {value} is not a number")
+    if isinstance(value, str) and any(ord(c) < 32 or ord(c) == 127 for c in value):
+        raise FleetError(f"{path}: field '{where or '(top level)'}': control characters (newlines included) "
+                         f"are not allowed")
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _plain(v, path, f"{where}.{k}" if where else str(k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            _plain(v, path, f"{where}[{i}]")
 
 
 def _validate(data: Any, schema: str, path: Path | str) -> None:
@@ -142,6 +167,10 @@ def load_fleet(path: Path, neuron_types: dict[str, dict]) -> dict[str, Any]:
     data = _read_yaml(path)
     _validate(data, "fleet.schema.json", path)
     gpus = gpu_types()["types"]
+    for bucket, entry in data.get("assumptions", {}).get("effort", {}).items():
+        if "hours" in entry and entry["hours"][0] > entry["hours"][1]:
+            raise FleetError(f"{path}: field 'assumptions.effort.{bucket}.hours': low {entry['hours'][0]} is "
+                             f"above high {entry['hours'][1]}")
     seen: set[str] = set()
     for i, w in enumerate(data.get("workloads", [])):
         where = f"workloads[{i}]"
@@ -199,8 +228,8 @@ def load_prices(path: Path) -> Prices:
     for i, row in enumerate(data["prices"]):
         where = f"prices[{i}]"
         date = str(row["date"])
-        if not _DATE.match(date):
-            raise FleetError(f"{path}: field '{where}.date': '{date}' is not YYYY-MM or YYYY-MM-DD")
+        if not _DATE.match(date) or (len(date) == 10 and not _real_date(date)):
+            raise FleetError(f"{path}: field '{where}.date': '{date}' is not a date (YYYY-MM or YYYY-MM-DD)")
         if date > today:
             raise FleetError(f"{path}: field '{where}.date': {date} is in the future")
         key = (row["instance_type"], row["region"], row["purchase_option"])
@@ -208,6 +237,14 @@ def load_prices(path: Path) -> Prices:
             raise FleetError(f"{path}: field '{where}': a second price for {key[0]}, {key[1]}, {key[2]}")
         rows[key] = {**row, "date": date}
     return Prices(rows, str(path))
+
+
+def _real_date(text: str) -> bool:
+    try:
+        _dt.date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
 
 
 def aws_prices(instance_types: set[str], region: str, client: Any = None) -> Prices:

@@ -113,7 +113,8 @@ def take_inventory(paths: Iterable[str | Path], exclude: Iterable[str] = (), max
                 _hf_config(inv, raw, path)
             else:
                 _toml(inv, raw, path)
-        except (ValueError, RecursionError, MemoryError) as exc:  # a broken file: noted, the walk goes on
+        except (ValueError, SyntaxError, LookupError, UnicodeError, RecursionError, MemoryError) as exc:
+            # a broken file (a bogus coding cookie is a SyntaxError): noted, the walk goes on
             inv.unread.append((path, f"{type(exc).__name__}: {exc}"[:200]))
     return inv
 

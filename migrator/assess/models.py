@@ -21,6 +21,8 @@ from migrator.core.yamldata import load_strict
 
 __all__ = ["support_lists", "model_type_of", "models_section", "LOOKED_FOR"]
 
+MAX_MODELS = 300  # a tree that names thousands of models (generated code) keeps a readable report
+
 LOOKED_FOR = ('from_pretrained("org/name") with a literal hub id, model classes imported from transformers '
               '(LlamaForCausalLM), model_type in config.json files, TorchTitan model names ([model] name, '
               '--model.name); other ways of naming a model (timm.create_model, a name read from a config '
@@ -78,7 +80,7 @@ def models_section(inv: Inventory, families: tuple[str, ...]) -> dict[str, Any]:
     lists that name it (empty list = not listed; `support` None = the model type is unknown)."""
     data = support_lists()
     found = []
-    for (name, how), use in sorted(inv.models.items()):
+    for (name, how), use in sorted(inv.models.items())[:MAX_MODELS]:
         mtype = model_type_of(name, how)
         support = None
         if mtype is not None:
@@ -89,7 +91,8 @@ def models_section(inv: Inventory, families: tuple[str, ...]) -> dict[str, Any]:
                       "support": support})
     lists = [{"library": e["library"], "use": e["use"], "families": e["families"], "source": e["source"],
               "date": e["date"], "status": e.get("status", "")} for e in data["lists"]]
-    return {"found": found, "families": list(families), "lists": lists, "looked_for": LOOKED_FOR}
+    return {"found": found, "families": list(families), "lists": lists, "looked_for": LOOKED_FOR,
+            "not_shown": max(0, len(inv.models) - MAX_MODELS)}
 
 
 def _entry(e: dict[str, Any]) -> dict[str, Any]:

@@ -279,6 +279,8 @@ def _models(m: Mapping[str, Any]) -> Section:
         blocks.append(Grid("Where they are named", ("Model", "Named by", "Found at"), tuple(places)))
     else:
         blocks.append(Para("No model names found in the code."))
+    if _is_number(m.get("not_shown")) and m["not_shown"] > 0:
+        blocks.append(Para(f"{_num(m['not_shown'])} more model names are not shown (the first 300 are).", "More"))
     blocks.append(Para(_str(m.get("looked_for")) or "from_pretrained(\"org/name\"), model classes imported from "
                        "transformers, model_type in config.json files, TorchTitan model names.", "Looked for"))
     lists = [(_str(x.get("library"), "?"), _str(x.get("use")), ", ".join(map(str, x.get("families") or [])),
