@@ -62,7 +62,8 @@ def test_severity_and_fix_depend_on_the_target():
     source = "import torch\nm = torch.compile(model, mode='max-autotune')\n"
     assert [f.severity.value for f in scan_source(source, "x.py", options=ScanOptions(target="portable"))] == ["info"]
     neuron = scan_source(source, "x.py", options=ScanOptions(target="neuron"))
-    assert [(f.rule_id, f.severity.value, f.fixable) for f in neuron] == [("NRN501", "warning", True)]
+    # The call has no backend (NRN506, Inductor) and a CUDA mode (NRN501): one rewrite fixes both.
+    assert [(f.rule_id, f.severity.value, f.fixable) for f in neuron] == [("NRN506", "warning", True), ("NRN501", "warning", True)]
     xla = {f.rule_id for f in scan_source(source, "x.py", options=ScanOptions(target="xla"))}
     assert xla == {"NRN501", "NRN503"}
 
