@@ -62,7 +62,8 @@ def test_severity_and_fix_depend_on_the_target():
     source = "import torch\nm = torch.compile(model, mode='max-autotune')\n"
     assert [f.severity.value for f in scan_source(source, "x.py", options=ScanOptions(target="portable"))] == ["info"]
     neuron = scan_source(source, "x.py", options=ScanOptions(target="neuron"))
-    assert [(f.rule_id, f.severity.value, f.fixable) for f in neuron] == [("NRN501", "warning", True)]
+    # The call has no backend (NRN506, Inductor) and a CUDA mode (NRN501): one rewrite fixes both.
+    assert [(f.rule_id, f.severity.value, f.fixable) for f in neuron] == [("NRN506", "warning", True), ("NRN501", "warning", True)]
     xla = {f.rule_id for f in scan_source(source, "x.py", options=ScanOptions(target="xla"))}
     assert xla == {"NRN501", "NRN503"}
 
@@ -205,3 +206,27 @@ def test_setup_py_only_matchers_do_not_make_other_files_parse():
     assert index.python_may_match(source, "pkg/setup.py")
     assert not index.python_may_match(source, "pkg/train.py")
     assert ids(source, path="setup.py") == ["NRN802"] and ids(source, path="train.py") == []
+
+
+def test_no_message_keeps_an_unfilled_placeholder():
+    """A rule whose matchers fill different values (`name` for a reference, `value` for an
+    environment key) must not print "{value}" for some of its findings (NRN704 did)."""
+    import re
+
+    from migrator.core.catalogue import load_catalogue
+    from migrator.testing import collect_examples
+
+    for case in collect_examples(load_catalogue()):
+        ex = case.example
+        if case.kind != "bad":
+            continue
+        kind = ex.get("file_kind", "python")
+        for finding in scan_source(ex["code"], ex.get("path", "example.py" if kind == "python" else "example.sh"), kind,
+                                   ScanOptions(target=ex.get("target", "portable"))):
+            assert not re.search(r"\{(name|value|arg)\}", finding.message), (case.id, finding.message)
+
+
+def test_a_reference_match_fills_the_value_placeholder():
+    source = "from torch.utils.cpp_extension import CUDA_HOME\nbuild = CUDA_HOME is not None\n"
+    messages = [f.message for f in scan_source(source, "x.py", "python", ScanOptions()) if f.rule_id == "NRN704"]
+    assert messages and all("{value}" not in m and "CUDA_HOME" in m for m in messages)

@@ -53,6 +53,8 @@ class Context(cst.CSTVisitor):
         self.device_calls: dict[int, tuple[cst.Call, cst.BaseExpression | None]] = {}  # torch.device(<this>[, index])
         self.type_tests: dict[int, tuple[cst.IfExp, cst.BaseExpression]] = {}  # "cuda" if "cuda" in <x> else "cpu"
         self.cuda_tests = False  # an `if device == "cuda":`-like branch exists
+        self.attr_after: dict[int, str] = {}  # expression -> the attribute read from it (`finfo(...)` -> `min`)
+        self.declarations: set[int] = set()  # an option's own name and help (`add_argument("--fp16", help=...)`)
 
     # -- helpers ---------------------------------------------------------------------------
     def resolve(self, node: cst.BaseExpression) -> str | None:
@@ -310,6 +312,11 @@ class Context(cst.CSTVisitor):
                 break
         if attr == "add_argument" and self.index.option_defaults:
             option_default.match(self, node, positional)
+        if attr == "add_argument":
+            # Declaring `--fp16` is not passing it: command-line string rules skip the option's
+            # name and help text (its default is what the option-default rules read).
+            self.declarations.update(id(a.value) for a in positional)
+            self.declarations.update(id(a.value) for a in node.args if a.keyword is not None and a.keyword.value == "help")
         if attr == "add_argument" and any("backend" in (_string_value(a.value) or "") for a in positional):
             for arg in node.args:
                 if arg.keyword is not None and arg.keyword.value == "default":
@@ -352,6 +359,7 @@ class Context(cst.CSTVisitor):
                 self.env_ctx.add(id(element.value))
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
+        self.attr_after[id(node.value)] = node.attr.value  # visited before its value: argument rules read it
         self.inner.add(id(node.value))
         self.inner.add(id(node.attr))
         reference.match(self, node)

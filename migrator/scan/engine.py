@@ -157,8 +157,16 @@ def _finding(cand: Candidate, path: str, target: str, span: Span, snippet: str, 
             safety=Safety((entry or {}).get("safety", rule.fix["safety"])),
             available=available,
         )
+    values = dict(cand.values)
+    # Reference, call, import and method matches fill only `name`; text and string matches only
+    # `value`. A rule that mixes kinds under one message (NRN704) would otherwise print a literal
+    # "{value}" for some of its findings: each stands in for the other where it is missing.
+    if "name" in values:
+        values.setdefault("value", values["name"])
+    if "value" in values:
+        values.setdefault("name", values["value"])
     try:
-        message = rule.message_for(target).format(**cand.values)
+        message = rule.message_for(target).format(**values)
     except (KeyError, IndexError):
         message = rule.message_for(target)
     return Finding(

@@ -23,6 +23,14 @@ def match(ctx: Any, rule: RuleSpec, m: dict[str, Any], call: cst.Call, positiona
         value = positional[m["position"]].value
     if value is None:
         return
+    if m.get("attribute") and ctx.attr_after.get(id(call)) not in m["attribute"]:
+        return  # `torch.finfo(torch.float32).min`, not `.tiny`
+    if m.get("non_literal"):
+        # `mode=m`: a value held in a name or computed, where a literal rule cannot see it.
+        if isinstance(value, (cst.Attribute, cst.Subscript, cst.Call)) or (
+                isinstance(value, cst.Name) and value.value not in ("None", "True", "False")):
+            ctx.add(rule, value, name=qname, value=ctx.module.code_for_node(value)[:60], context={"call": call, "argument": m})
+        return
     if m.get("value_calls"):
         inner = ctx.resolve(value.func) if isinstance(value, cst.Call) else None
         if isinstance(value, cst.Name):

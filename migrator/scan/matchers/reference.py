@@ -23,7 +23,9 @@ def match(ctx: Any, node: cst.Name | cst.Attribute) -> None:
         if needs == "code" and (ctx.quiet or ctx.fstrings):
             continue
         unless = ctx.index.unless_keywords.get((rule.id, qname))
-        if unless and call is not None and any(a.keyword is not None and a.keyword.value in unless for a in call.args):
+        # `**kwargs` may hold the keyword (`torch.compile(fn, **config)` with a backend in it).
+        if unless and call is not None and any((a.keyword is not None and a.keyword.value in unless) or a.star == "**"
+                                               for a in call.args):
             continue
         wrappers = ctx.index.unless_wrapped.get((rule.id, qname))
         outer = ctx.wrapped_by.get(id(call)) if call is not None else None

@@ -45,6 +45,16 @@ def match(ctx: Any, node: cst.SimpleString | cst.FormattedString) -> None:
         for pattern, rule, context, names in ctx.index.strings:
             if names and ctx.file_name not in names:
                 continue
+            if context == "command" and id(node) in ctx.declarations:
+                continue
             if pattern.search(value) and (context != "env" or id(node) in ctx.env_ctx):
                 ctx.add(rule, node, value=value)
+                return
+    if value is None and isinstance(node, cst.FormattedString) and not ctx.quiet:
+        # f"torchrun train.py --fp16 --out {d}": a command line's text, `{}` for each expression
+        # (only rules that look for command-line words; prune.py keeps f-strings by their text).
+        text = "".join(p.value if isinstance(p, cst.FormattedStringText) else "{}" for p in node.parts)
+        for pattern, rule, context, names in ctx.index.strings:
+            if context == "command" and not names and pattern.search(text):
+                ctx.add(rule, node, value=text)
                 return
