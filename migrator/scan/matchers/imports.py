@@ -18,9 +18,18 @@ def match(ctx: Any, node: cst.Import | cst.ImportFrom) -> None:
         base = candidates[0][0]
         candidates += [(f"{base}.{n}", alias) for alias in node.names if (n := dotted_name(alias.name))]
     reported: set[str] = set()
+    folders = ctx.path.split("/")[:-1]
     for module, report_node in candidates:
         for prefix, rule in ctx.index.imports:
             if (module == prefix or module.startswith(prefix + ".")) and rule.id not in reported:
+                top = module.split(".", 1)[0]
+                if top in folders:
+                    # A file inside the library's own package (flash_attn/layers.py importing
+                    # flash_attn.ops): one finding per package, at its first import in the
+                    # package's own __init__.py; the rest are the library importing itself.
+                    if ctx.own_package or ctx.file_name != "__init__.py" or folders[-1] != top or folders.count(top) > 1:
+                        break
+                    ctx.own_package = True
                 ctx.add(rule, report_node, name=module)
                 reported.add(rule.id)
                 break
