@@ -123,3 +123,13 @@ def test_mixed_backend_list_is_reported_without_a_rewrite():
     found = [f for f in scan_source('import torch.distributed as dist\ndist.init_process_group("cpu:gloo,cuda:nccl")\n', "x.py",
                                     options=ScanOptions(target="neuron")) if f.rule_id == "NRN401"]
     assert len(found) == 1 and not found[0].fix.available
+
+
+def test_a_subpackage_named_like_the_library_is_not_the_library(tmp_path):
+    # diffusers/quantizers/bitsandbytes/utils.py: `import bitsandbytes` there is the real library.
+    sub = tmp_path / "diffusers" / "quantizers" / "bitsandbytes"
+    sub.mkdir(parents=True)
+    for folder in (tmp_path / "diffusers", tmp_path / "diffusers" / "quantizers", sub):
+        (folder / "__init__.py").write_text("")
+    found = scan_source("import bitsandbytes as bnb\n", str(sub / "utils.py"), options=ScanOptions(target="neuron"))
+    assert [f.rule_id for f in found] == ["NRN603"]
