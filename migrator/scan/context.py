@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import libcst as cst
@@ -9,15 +10,23 @@ import libcst as cst
 from migrator.core.catalogue import RuleSpec
 from migrator.scan.candidate import Candidate
 from migrator.scan.index import RuleIndex
+from migrator.scan.matchers.strings import MIXED_NCCL
 from migrator.scan.matchers import argument, builtin, device_index, imports, method, option_default, reference, strings
 from migrator.scan.resolve import dotted_name, import_bindings, module_bindings
 from migrator.scan.values import ModuleValues, ScopeValues, is_cuda_test
 from migrator.scan.values import string_value as _string_value
 from migrator.scan.walk import walk
 from migrator.scan.words import (CUDA_DEVICE, DEVICE_ARG0, DEVICE_KEYWORDS, DEVICE_NAME, DEVICE_TYPE_ARG0, DEVICE_TYPE_CALLS,
-                                 DTYPE_KEYWORDS, ENV_METHODS, QUIET_CALLS)
+                                 DTYPE_KEYWORDS, ENV_METHODS, QUIET_CALLS, BACKEND_CALLS)
 
 __all__ = ["Context"]
+
+ENV_NAME = re.compile(r"[A-Z][A-Z0-9]*(_[A-Z0-9]+)+")  # MASTER_ADDR, CUDA_VISIBLE_DEVICES
+BACKEND_NAME = re.compile(r"(?i)(^|_)backend$")
+# Calls that hand a module to be patched or probed, not used: `monkeypatch.setattr(torch.cuda, ...)`.
+_PATCH_CALLS = frozenset({"setattr", "delattr", "object", "hasattr"})
+# Methods after which a tensor is on the host (`x.double().cpu().numpy()`): float64 there is host work.
+_HOST_METHODS = frozenset({"cpu", "numpy", "tolist", "item"})
 
 
 class Context(cst.CSTVisitor):
@@ -25,10 +34,17 @@ class Context(cst.CSTVisitor):
     device, a dtype, a backend or an environment key; at each node it hands over to the
     matcher of each rule kind (`migrator.scan.matchers`), which add candidates here."""
 
-    def __init__(self, index: RuleIndex, module: cst.Module, path: str = "") -> None:
+    def __init__(self, index: RuleIndex, module: cst.Module, path: str = "", is_test: bool = False) -> None:
         self.index = index
         self.module = module
-        self.file_name = path.replace("\\", "/").rsplit("/", 1)[-1]
+        self.path = path.replace("\\", "/")
+        self.file_name = self.path.rsplit("/", 1)[-1]
+        self.is_test = is_test
+        self.annotations = 0  # inside a type annotation: a type named, no CUDA code run
+        self.asserts = 0  # inside an `assert` (in a test file, text asserted on is not a finding)
+        self.scaffolding: set[int] = set()  # test-file strings that build paths (a fake `nvidia-smi`)
+        self.own_package = False
+        self.host_casts: set[int] = set()  # `x.double()` whose result goes straight to the host  # an import of this file's own CUDA-library package was reported
         self.scopes: list[dict[str, str]] = [module_bindings(module)]
         self.functions: list[str] = []
         self.candidates: list[Candidate] = []
@@ -136,6 +152,23 @@ class Context(cst.CSTVisitor):
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
         return self._import(node)
 
+    def visit_Annotation(self, node: cst.Annotation) -> None:
+        self.annotations += 1
+
+    def leave_Annotation(self, node: cst.Annotation) -> None:
+        self.annotations -= 1
+
+    def visit_Assert(self, node: cst.Assert) -> None:
+        self.asserts += 1
+
+    def leave_Assert(self, node: cst.Assert) -> None:
+        self.asserts -= 1
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        if self.is_test and isinstance(node.operator, cst.Divide):
+            # `tmp_path / "nvidia-smi"`: a test writing a fake binary, not a call of the tool.
+            self.scaffolding.update((id(node.left), id(node.right)))
+
     # -- contexts in which a string is a device --------------------------------------------
     def visit_Expr(self, node: cst.Expr) -> None:
         if isinstance(node.value, (cst.SimpleString, cst.ConcatenatedString)):
@@ -155,6 +188,12 @@ class Context(cst.CSTVisitor):
         return bool(DEVICE_NAME.search(name))
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        value = node.value
+        if isinstance(value, cst.Lambda) or (isinstance(value, cst.Call) and "mock" in (dotted_name(value.func) or "").lower()):
+            # `torch.cuda.is_available = lambda: True`: a spoof (tests, the HF Trainer workaround
+            # in Neuron's own guide) replaces the API with a function; it does not call it.
+            # (A flag set to a value, `cudnn.benchmark = True`, is still a use.)
+            self.inner.update(id(t.target) for t in node.targets if isinstance(t.target, cst.Attribute))
         if any(self._target_is_device(t.target) for t in node.targets):
             self._set_ctx(node.value, "device")
         elif any(self._target_is_backend(t.target) for t in node.targets):
@@ -164,7 +203,8 @@ class Context(cst.CSTVisitor):
         """`backend = "nccl"` where the name is later passed as a process-group backend."""
         if isinstance(target, cst.Name):
             scope = self.value_scopes[-1]
-            return target.value in scope.owner(target.value).backend_names
+            # ... or a name that says it holds one (`DIST_BACKEND = "nccl"`, read by another module).
+            return target.value in scope.owner(target.value).backend_names or BACKEND_NAME.search(target.value) is not None
         return isinstance(target, cst.Attribute) and target.attr.value in ("backend", "dist_backend")
 
     def leave_Assign(self, node: cst.Assign) -> None:
@@ -195,6 +235,23 @@ class Context(cst.CSTVisitor):
         if key is not None and DEVICE_NAME.search(key):
             self._set_ctx(node.value, "device")
 
+    def _names_list(self, node: cst.List | cst.Tuple | cst.Set) -> None:
+        # ("CUDA_VISIBLE_DEVICES", "MASTER_ADDR") in a file that touches the environment: a list
+        # of variable names the program reads, sets or forwards, so each is an environment key.
+        values = [_string_value(e.value) for e in node.elements]
+        if len(values) > 1 and all(v is not None and ENV_NAME.fullmatch(v) for v in values) \
+                and any(t in self._module_code() for t in ("environ", "getenv", "setenv")):
+            self.env_ctx.update(id(e.value) for e in node.elements)
+
+    def visit_List(self, node: cst.List) -> None:
+        self._names_list(node)
+
+    def visit_Tuple(self, node: cst.Tuple) -> None:
+        self._names_list(node)
+
+    def visit_Set(self, node: cst.Set) -> None:
+        self._names_list(node)
+
     def visit_Comparison(self, node: cst.Comparison) -> None:
         for target in node.comparisons:
             name = dotted_name(target.comparator)
@@ -202,6 +259,8 @@ class Context(cst.CSTVisitor):
                 self.env_ctx.add(id(node.left))
         if id(node) in self.optional_tests:
             return
+        if self.is_test and self.asserts and any(isinstance(c.operator, (cst.In, cst.NotIn)) for c in node.comparisons):
+            return  # `assert "cuda" in out`: a test asserting on text it printed
         operands = [node.left] + [c.comparator for c in node.comparisons]
         if any(isinstance(o, cst.Attribute) and o.attr.value == "type" and isinstance(o.value, cst.Name)
                and o.value.value in self.values.module.accelerator_names for o in operands):
@@ -263,6 +322,7 @@ class Context(cst.CSTVisitor):
         qname = self.resolve(node.func)
         attr = node.func.attr.value if isinstance(node.func, cst.Attribute) else None
         last = attr or (node.func.value if isinstance(node.func, cst.Name) else "")
+        self._probes(node, last)
         if last in QUIET_CALLS or last.endswith(("Error", "Exception", "Warning")):
             self.quiet += 1
         positional = [a for a in node.args if a.keyword is None and a.star == ""]
@@ -285,7 +345,7 @@ class Context(cst.CSTVisitor):
             self.dtype_ctx.update(id(a.value) for a in positional)
         receiver = dotted_name(node.func.value) if isinstance(node.func, cst.Attribute) else None
         env_call = (attr in ENV_METHODS and receiver is not None and receiver.endswith("environ")) or \
-            qname in ("os.getenv", "os.putenv", "os.unsetenv")
+            qname in ("os.getenv", "os.putenv", "os.unsetenv") or attr in ("setenv", "delenv")  # pytest's monkeypatch
         if env_call and positional:
             self.env_ctx.add(id(positional[0].value))
         if positional:
@@ -321,6 +381,12 @@ class Context(cst.CSTVisitor):
             for arg in node.args:
                 if arg.keyword is not None and arg.keyword.value == "default":
                     self._set_ctx(arg.value, "backend")
+        if last in BACKEND_CALLS:
+            # init_process_group("cpu:gloo,cuda:nccl"): a per-device list (the argument rule takes "nccl" alone).
+            given = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "backend"),
+                         positional[0].value if positional else None)
+            if given is not None and MIXED_NCCL.search(_string_value(given) or ""):
+                self._set_ctx(given, "backend")
         if env_call and len(positional) > 1 and "BACKEND" in (_string_value(positional[0].value) or "").upper():
             self._set_ctx(positional[1].value, "backend")  # os.environ.get("DIST_BACKEND", "nccl")
         if attr == "add_argument" and any("device" in (_string_value(a.value) or "") for a in positional):
@@ -338,6 +404,25 @@ class Context(cst.CSTVisitor):
         if qname is not None:
             for rule, m in self.index.arguments.get(qname, []):
                 argument.match(self, rule, m, node, positional, qname)
+
+    def _probes(self, node: cst.Call, last: str) -> None:
+        """Arguments that name a CUDA module without running CUDA code are not references."""
+        args = node.args
+        if last in _PATCH_CALLS and args and args[0].keyword is None:
+            # monkeypatch.setattr(torch.cuda, "is_available", ...), mock.patch.object(torch.cuda, ...)
+            self.inner.add(id(args[0].value))
+        elif last == "getattr" and len(args) == 3 and all(a.keyword is None for a in args):
+            name = _string_value(args[1].value)
+            if name is not None and name.endswith(("Error", "Exception")):
+                self.inner.add(id(args[0].value))  # getattr(torch.cuda, "OutOfMemoryError", None)
+            elif name is None and dotted_name(args[0].value) is not None and self.resolve(args[0].value) == "torch":
+                self.inner.add(id(args[2].value))  # getattr(torch, device_type, torch.cuda): device-agnostic
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in _HOST_METHODS and isinstance(node.func.value, cst.Call):
+            # `x.double().cpu().numpy()`: the float64 result goes to the host at once.
+            inner = node.func.value
+            if isinstance(inner.func, cst.Attribute) and inner.func.attr.value in ("double", "to", "type"):
+                self.host_casts.add(id(inner))
+                self.host_casts.update(id(a.value) for a in inner.args)
 
     def leave_Call(self, node: cst.Call) -> None:
         attr = node.func.attr.value if isinstance(node.func, cst.Attribute) else None

@@ -57,7 +57,7 @@ def scan_python(
         original: the file's whole text when `module` was parsed from a pruned copy
             (sources/prune.py), for the rules that look at the whole file (`module_contains`).
     """
-    collector = Context(index, module, path)
+    collector = Context(index, module, path, is_test)
     collector._code = original
     walk(module, collector)
     if not collector.candidates:
@@ -181,13 +181,27 @@ def scan_text(text: str, path: str, file_kind: str, index: RuleIndex, target: st
     """Match `text` rules line by line (comment lines skipped) in a non-Python file."""
     findings: list[Finding] = []
     rules = [(p, r) for p, r, kinds in index.text if file_kind in kinds and r.id in index.enabled]
+    once: set[int] = set()
+    code: str | None = None
+    for p, _ in rules:
+        unless, single = index.text_options.get(id(p), (None, False))
+        if unless is not None and code is None:
+            code = "\n".join(line for line in split_lines(text) if not line.lstrip().startswith("#"))
+        if unless is not None and unless.search(code or ""):
+            once.add(id(p))  # the file already has what the rule asks for: nothing to report
+        elif single:
+            once.add(-id(p))
     if not rules:
         return findings
     for lineno, line in enumerate(split_lines(text), start=1):
         if line.lstrip().startswith("#"):
             continue
         for pattern, rule in rules:
+            if id(pattern) in once:
+                continue
             for m in pattern.finditer(line):
+                if -id(pattern) in once:
+                    once.add(id(pattern))  # `once`: this was the file's first match
                 cand = Candidate(rule, None, {"value": m.group(0).strip()}, {"line": lineno + line_offset, "match": m, "line_text": line})
                 span = Span(lineno + line_offset, m.start() + 1, lineno + line_offset, m.end() + 1)
                 findings.append(_finding(cand, path, target, span, line.strip()[:200], cell, is_test))

@@ -37,6 +37,8 @@ class RuleIndex:
         self.strings: list[tuple[re.Pattern[str], RuleSpec, str | None, tuple[str, ...]]] = []
         self.reference_context: dict[tuple[str, str], str] = {}
         self.text: list[tuple[re.Pattern[str], RuleSpec, tuple[str, ...]]] = []
+        # A text matcher's file-wide conditions, by id of its compiled pattern: (unless_file_matches, once).
+        self.text_options: dict[int, tuple[Any, bool]] = {}
         self.unless_keywords: dict[tuple[str, str], frozenset[str]] = {}
         self.builtins: dict[str, list[tuple[RuleSpec, dict[str, Any]]]] = {}
         self.unless_wrapped: dict[tuple[str, str], frozenset[str]] = {}
@@ -98,7 +100,7 @@ class RuleIndex:
                     need("add_argument", (("add_argument", "default"),))
                 elif kind == "backend-string":
                     self.backend_strings.append(rule)
-                    need("nccl", (('"nccl"',), ("'nccl'",)))
+                    need("nccl", (('"nccl"',), ("'nccl'",), ("cuda:nccl",)))
                 elif kind == "string":
                     self.strings.append((self.pattern(m["pattern"], rule), rule, m.get("context"), tuple(m.get("file_names", ()))))
                     token = _literal_token(m["pattern"])
@@ -107,7 +109,11 @@ class RuleIndex:
                     else:
                         need(token, ((token,),))
                 elif kind == "text":
-                    self.text.append((self.pattern(m["pattern"], rule), rule, tuple(m["file_kinds"])))
+                    compiled = self.pattern(m["pattern"], rule)
+                    self.text.append((compiled, rule, tuple(m["file_kinds"])))
+                    if m.get("unless_file_matches") or m.get("once"):
+                        unless = self.pattern(m["unless_file_matches"], rule) if m.get("unless_file_matches") else None
+                        self.text_options[id(compiled)] = (unless, bool(m.get("once")))
         # Longest prefix first, so the most specific rule wins.
         self.call_prefix.sort(key=lambda pr: -len(pr[0]))
         self.ref_prefix.sort(key=lambda pr: -len(pr[0]))

@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 from migrator.scan.index import _literal_token
+from migrator.scan.matchers.strings import MIXED_NCCL
 from migrator.scan.words import (BACKEND_CALLS, CUDA_DEVICE, DEVICE_ARG0, DEVICE_NAME, DEVICE_TYPE_ARG0, DEVICE_TYPE_CALLS,
                                  DTYPE_KEYWORDS, INDEX_CALLS, INDEX_NAME, NPROCS_KEYWORDS)
 from migrator.scan.words import DEVICE_KEYWORDS as ENGINE_DEVICE_KEYWORDS
@@ -480,7 +481,8 @@ class _Reader:
                 self._visit(arg.annotation, scope, None)
 
     def _string_relevant(self, node: ast.Constant, value: str, device: bool) -> bool:
-        if value in self.t.exact_strings or (device and self.t.device_strings and _device_text(value)):
+        if value in self.t.exact_strings or (device and self.t.device_strings and _device_text(value)) \
+                or (self.t.exact_strings and MIXED_NCCL.search(value)):  # "cpu:gloo,cuda:nccl" as a backend
             return True  # a literal concatenated with others gets no device or backend context
         if self.tokens is None or not self.tokens.search(value):
             return False

@@ -42,7 +42,7 @@ export OMP_NUM_THREADS=8  # ok
 export TOKENIZERS_PARALLELISM=false  # ok
 export PYTHONUNBUFFERED=1  # ok
 
-MASTER_ADDR=${MASTER_ADDR:-$(hostname -I | awk '{print $1}')}  # ok
+MASTER_ADDR=${MASTER_ADDR:-$(hostname -I | awk '{print $1}')}  # expect: distributed
 MASTER_PORT=${MASTER_PORT:-29500}  # ok
 NNODES=${SLURM_NNODES:-1}  # ok
 NODE_RANK=${SLURM_NODEID:-0}  # ok

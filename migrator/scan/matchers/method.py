@@ -13,6 +13,8 @@ __all__ = ["match"]
 
 def match(ctx: Any, node: cst.Call, attr: str) -> None:
     """A method rule on `node` (`loss.backward()` in a loop, `x.cuda()`); the first that applies."""
+    if id(node) in ctx.host_casts:
+        return  # `x.double().cpu()`: a conversion whose result goes straight to the host is host work
     for rule, m in ctx.index.methods[attr]:
         if m.get("in_loop") and not ctx.loop_nodes:
             continue

@@ -1,0 +1,135 @@
+"""Code that names CUDA without running it is not a finding (issue 11, "Precision").
+
+Test spoofs and fake binaries, type annotations, exception and device-agnostic `getattr`
+lookups, a CUDA library's own package importing itself, float64 used only on the host. Each row:
+a case name, the path scanned (test files are recognised by path), the source, and the rule ids
+that must still be reported (usually none); the whole-file scan and the pruned scan both count.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from migrator import ScanOptions, scan_source
+
+CASES = [
+    ("spoofed is_available in a test", "tests/test_device.py", """
+        import torch
+        def test_cpu(monkeypatch):
+            torch.cuda.is_available = lambda: True
+            torch.cuda.device_count = MagicMock(return_value=2)
+        """, []),
+    ("monkeypatch.setattr on torch.cuda", "tests/test_device.py", """
+        import torch
+        from unittest import mock
+        def test_cpu(monkeypatch):
+            monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+            with mock.patch.object(torch.cuda, "device_count", return_value=2):
+                pass
+        """, []),
+    ("a fake nvidia-smi written by a test", "tests/test_probe.py", """
+        def test_probe(tmp_path):
+            fake = tmp_path / "nvidia-smi"
+            fake.write_text("#!/bin/sh\\necho GPU 0\\n")
+        """, []),
+    ("assertions on printed text", "tests/test_cli.py", """
+        def test_output(out):
+            assert "cuda" in out
+            assert "nvidia-smi" not in out
+        """, []),
+    ("type annotations", "lib/streams.py", """
+        from __future__ import annotations
+        from typing import Optional
+        import torch
+        def run(stream: torch.cuda.Stream | None = None, event: "torch.cuda.Event" = None) -> Optional[torch.cuda.Event]:
+            current: torch.cuda.Stream = pick()
+            return current
+        """, []),
+    ("getattr exception lookup", "lib/oom.py", """
+        import torch
+        OOM_ERRORS = (getattr(torch.cuda, "OutOfMemoryError", RuntimeError), MemoryError)
+        """, []),
+    ("device-agnostic getattr", "lib/device.py", """
+        import torch
+        def backend_module(device_type):
+            return getattr(torch, device_type, torch.cuda)
+        """, []),
+    ("float64 only on the host", "lib/metrics.py", """
+        import numpy as np
+        import torch
+        def to_numpy(x, t, arr):
+            a = x.double().cpu().numpy()
+            b = x.to(torch.float64).cpu().tolist()
+            if t.dtype == torch.float64:
+                t = t.float()
+            if arr.dtype == np.float64:
+                pass
+            return a, b, t
+        """, []),
+    # What must stay: a real spoof-free use next to each exemption.
+    ("a flag set to a value is a use", "tests/test_flags.py", """
+        import torch
+        torch.backends.cudnn.benchmark = True
+        """, ["NRN210"]),
+    ("float64 kept on the device is still reported", "lib/metrics.py", """
+        import torch
+        y = x.double()
+        z = x.double().cpu()
+        """, ["NRN303"]),
+    ("a getattr that runs CUDA is a use", "lib/sync.py", """
+        import torch
+        sync = getattr(torch.cuda, "synchronize")
+        """, ["NRN209"]),
+    ("nvidia-smi called from a test is a use", "tests/test_gpu.py", """
+        import subprocess
+        def test_gpu():
+            subprocess.run(["nvidia-smi"])
+        """, ["NRN702"]),
+]
+
+
+@pytest.mark.parametrize("name,path,source,expected", CASES, ids=[c[0] for c in CASES])
+def test_scaffolding_is_not_a_finding(name, path, source, expected):
+    code = textwrap.dedent(source).lstrip()
+    got = sorted({f.rule_id for f in scan_source(code, path, options=ScanOptions(target="neuron"))})
+    assert got == sorted(expected), (name, [(f.rule_id, f.span.line, f.message) for f in scan_source(code, path, options=ScanOptions(target="neuron"))])
+
+
+def test_a_cuda_library_package_importing_itself_is_one_finding():
+    inside = "from flash_attn.flash_attn_interface import flash_attn_func\nfrom flash_attn.bert_padding import pad_input\n"
+    root = scan_source(inside, "src/flash_attn/__init__.py", options=ScanOptions(target="neuron"))
+    assert [f.rule_id for f in root] == ["NRN603"]
+    module = scan_source("from flash_attn.ops.triton.rotary import apply_rotary\nimport flash_attn.modules.mha\n",
+                         "src/flash_attn/layers/rotary.py", options=ScanOptions(target="neuron"))
+    assert [f.rule_id for f in module] == []
+    user = scan_source("from flash_attn import flash_attn_func\n", "src/mymodel/attention.py", options=ScanOptions(target="neuron"))
+    assert [f.rule_id for f in user] == ["NRN603"]
+
+
+@pytest.mark.parametrize("source,expected", [
+    ("import torch.distributed as dist\ndist.init_process_group(backend=dist.Backend.NCCL)\n",
+     "backend 'dist.Backend.NCCL' needs NVIDIA GPUs"),
+    ("from torch.utils.cpp_extension import CUDA_HOME\nok = CUDA_HOME is not None\n", "CUDA_HOME points at a CUDA toolkit"),
+])
+def test_reference_messages_name_what_is_written(source, expected):
+    messages = [f.message for f in scan_source(source, "x.py")]
+    assert any(expected in m for m in messages), messages
+    assert not any("{value}" in m for m in messages)
+
+
+def test_mixed_backend_list_is_reported_without_a_rewrite():
+    found = [f for f in scan_source('import torch.distributed as dist\ndist.init_process_group("cpu:gloo,cuda:nccl")\n', "x.py",
+                                    options=ScanOptions(target="neuron")) if f.rule_id == "NRN401"]
+    assert len(found) == 1 and not found[0].fix.available
+
+
+def test_a_subpackage_named_like_the_library_is_not_the_library(tmp_path):
+    # diffusers/quantizers/bitsandbytes/utils.py: `import bitsandbytes` there is the real library.
+    sub = tmp_path / "diffusers" / "quantizers" / "bitsandbytes"
+    sub.mkdir(parents=True)
+    for folder in (tmp_path / "diffusers", tmp_path / "diffusers" / "quantizers", sub):
+        (folder / "__init__.py").write_text("")
+    found = scan_source("import bitsandbytes as bnb\n", str(sub / "utils.py"), options=ScanOptions(target="neuron"))
+    assert [f.rule_id for f in found] == ["NRN603"]
