@@ -10,7 +10,7 @@ from migrator.core.catalogue import RuleSpec
 from migrator.scan.candidate import Candidate
 from migrator.scan.index import RuleIndex
 from migrator.scan.matchers import argument, builtin, device_index, imports, method, option_default, reference, strings
-from migrator.scan.resolve import dotted_name, import_bindings, module_bindings
+from migrator.scan.resolve import dotted_name, import_bindings, importorskip_binding, module_bindings
 from migrator.scan.values import ModuleValues, ScopeValues, is_cuda_test
 from migrator.scan.values import string_value as _string_value
 from migrator.scan.walk import walk
@@ -153,6 +153,8 @@ class Context(cst.CSTVisitor):
         return bool(DEVICE_NAME.search(name))
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        if len(self.scopes) > 1:
+            self.scopes[-1].update(importorskip_binding(node))  # module-level ones: module_bindings
         if any(self._target_is_device(t.target) for t in node.targets):
             self._set_ctx(node.value, "device")
         elif any(self._target_is_backend(t.target) for t in node.targets):

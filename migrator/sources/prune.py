@@ -174,6 +174,17 @@ def _import_bindings(node: ast.Import | ast.ImportFrom) -> Iterable[tuple[str, s
             yield alias.asname or alias.name, f"{node.module}.{alias.name}"
 
 
+def _importorskip(node: ast.AST) -> Iterable[tuple[str, str]]:
+    """`torch = pytest.importorskip("torch")`, bound as an import (resolve.importorskip_binding)."""
+    if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Call) and node.value.args and isinstance(node.value.args[0], ast.Constant)
+            and isinstance(node.value.args[0].value, str)):
+        func = node.value.func
+        last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if last == "importorskip":
+            yield node.targets[0].id, node.value.args[0].value
+
+
 def _imported_modules(node: ast.Import | ast.ImportFrom) -> list[str]:
     """Modules an import loads, as engine._Collector._import checks them."""
     if isinstance(node, ast.Import):
@@ -192,6 +203,9 @@ def _module_bindings(tree: ast.Module) -> dict[str, set[str]]:
         node = stack.pop()
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             for local, qname in _import_bindings(node):
+                out.setdefault(local, set()).add(qname)
+        elif isinstance(node, ast.Assign):
+            for local, qname in _importorskip(node):
                 out.setdefault(local, set()).add(qname)
         elif isinstance(node, ast.stmt) and not isinstance(node, (*_FUNCTIONS, ast.ClassDef)):
             for name in ("body", "orelse", "finalbody", "handlers", "cases"):
@@ -648,6 +662,8 @@ def _function_imports(node: ast.AST) -> dict[str, set[str]]:
             for local, qname in _import_bindings(current):
                 out.setdefault(local, set()).add(qname)
             continue
+        for local, qname in _importorskip(current):
+            out.setdefault(local, set()).add(qname)
         for name in ("body", "orelse", "finalbody", "handlers", "cases"):
             block = getattr(current, name, None)
             if type(block) is list:
