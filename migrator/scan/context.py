@@ -12,6 +12,7 @@ from migrator.scan.index import RuleIndex
 from migrator.scan.matchers import argument, builtin, device_index, imports, method, option_default, reference, strings
 from migrator.scan.resolve import dotted_name, import_bindings, importorskip_binding, module_bindings
 from migrator.scan.values import ModuleValues, ScopeValues, is_cuda_test
+from migrator.scan.nodes import literal as _literal
 from migrator.scan.values import string_value as _string_value
 from migrator.scan.walk import walk
 from migrator.scan.words import (CUDA_DEVICE, DEVICE_ARG0, DEVICE_KEYWORDS, DEVICE_NAME, DEVICE_TYPE_ARG0, DEVICE_TYPE_CALLS,
@@ -53,6 +54,7 @@ class Context(cst.CSTVisitor):
         self.device_calls: dict[int, tuple[cst.Call, cst.BaseExpression | None]] = {}  # torch.device(<this>[, index])
         self.type_tests: dict[int, tuple[cst.IfExp, cst.BaseExpression]] = {}  # "cuda" if "cuda" in <x> else "cpu"
         self.cuda_tests = False  # an `if device == "cuda":`-like branch exists
+        self.assigned: dict[int, Any] = {}  # an assignment target -> the literal assigned (`assigned_values`)
 
     # -- helpers ---------------------------------------------------------------------------
     def resolve(self, node: cst.BaseExpression) -> str | None:
@@ -69,6 +71,10 @@ class Context(cst.CSTVisitor):
         context = values.pop("context", {})
         if rule.id not in self.index.enabled:
             return
+        if self.index.operator_info and (entry := self.index.operator(rule, str(values.get("name", "")))) is not None:
+            # An operators.yaml entry: its status, SDK and source go into the message.
+            values = {**values, "status": entry["status"], "sdk": entry["sdk"], "source": entry["source"],
+                      "mode": f' mode "{values["value"]}"' if "value" in values else ""}
         self.candidates.append(Candidate(rule, node, {k: str(v) for k, v in values.items()}, context))
 
     def _set_ctx(self, node: cst.CSTNode | None, ctx: str) -> None:
@@ -153,6 +159,10 @@ class Context(cst.CSTVisitor):
         return bool(DEVICE_NAME.search(name))
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        if self.index.conditions:
+            value = _literal(node.value)
+            if value is not None or (isinstance(node.value, cst.Name) and node.value.value == "None"):
+                self.assigned.update((id(t.target), value) for t in node.targets)
         if len(self.scopes) > 1:
             self.scopes[-1].update(importorskip_binding(node))  # module-level ones: module_bindings
         if any(self._target_is_device(t.target) for t in node.targets):
@@ -200,6 +210,8 @@ class Context(cst.CSTVisitor):
             name = dotted_name(target.comparator)
             if isinstance(target.operator, (cst.In, cst.NotIn)) and name is not None and name.endswith("environ"):
                 self.env_ctx.add(id(node.left))
+            if isinstance(target.operator, (cst.In, cst.NotIn)) and "allow-list" in self.index.device_strings:
+                self._allow_list(target.comparator)
         if id(node) in self.optional_tests:
             return
         operands = [node.left] + [c.comparator for c in node.comparisons]
@@ -209,6 +221,21 @@ class Context(cst.CSTVisitor):
         for operand in operands:
             if CUDA_DEVICE.match(_string_value(operand) or ""):
                 self.device_ctx[id(operand)] = "comparison"
+
+    def _allow_list(self, container: cst.BaseExpression) -> None:
+        """`device not in {"cpu", "cuda", "mps"}`: a literal list of device types that names CUDA
+        and the CPU but no Neuron or XLA device, so every other device is rejected or sent down
+        the CPU path."""
+        if not isinstance(container, (cst.Set, cst.List, cst.Tuple)) or len(container.elements) < 2:
+            return
+        values = [_string_value(e.value) for e in container.elements]
+        if any(v is None for v in values):
+            return
+        kinds = set(values)
+        if "cpu" in kinds and kinds & {"cuda", "gpu"} and not kinds & {"neuron", "xla", "privateuseone", "auto"}:
+            for rule in self.index.device_strings["allow-list"]:
+                self.add(rule, container, value=self.module.code_for_node(container)[:80], context={"device_kind": "allow-list"})
+                break
 
     def visit_If(self, node: cst.If) -> None:
         if is_cuda_test(node.test):
@@ -333,6 +360,12 @@ class Context(cst.CSTVisitor):
         if qname is not None:
             for rule, m in self.index.arguments.get(qname, []):
                 argument.match(self, rule, m, node, positional, qname)
+        elif self.index.callee_arguments and (callee := dotted_name(node.func)) is not None:
+            # `tokenizer(texts, padding=True)`: a callee no import names, matched by its spelling.
+            for pattern, rule, m in self.index.callee_arguments:
+                if pattern.search(callee) and all(any(a.keyword is not None and a.keyword.value == k for a in node.args)
+                                                  for k in m.get("with_keywords", ())):
+                    argument.match(self, rule, m, node, positional, callee)
 
     def leave_Call(self, node: cst.Call) -> None:
         attr = node.func.attr.value if isinstance(node.func, cst.Attribute) else None

@@ -92,6 +92,8 @@ class _Triggers:
     device_strings: bool  # device-string rules: `cuda`, `cuda:N`, `f"cuda:{i}"`, `"cuda:{}".format(i)`
     exact_strings: frozenset[str]  # whole constants a rule reports (`nccl` as a backend)
     device_index: bool
+    allow_lists: bool  # device-string rules on `x in {"cpu", "cuda"}` lists
+    callee_keywords: frozenset[str]  # keywords argument rules read on calls named by their spelling
     usable: bool  # False: this catalogue cannot be pruned for safely
 
     def matches(self, qname: str) -> bool:
@@ -140,6 +142,8 @@ def _triggers(index: "RuleIndex") -> _Triggers:
         device_strings=bool(index.device_strings),
         exact_strings=frozenset({"nccl"} if index.backend_strings else ()),
         device_index=bool(index.device_index),
+        allow_lists="allow-list" in index.device_strings,
+        callee_keywords=frozenset(m["name"] for _p, _r, m in index.callee_arguments),
         usable=usable,
     )
     _TRIGGERS[id(index)] = (index, triggers)
@@ -400,6 +404,9 @@ class _Reader:
         if kind is ast.Compare:
             self._visit(node.left, scope, _DEVICE)  # type: ignore[attr-defined]
             for comparator in node.comparators:  # type: ignore[attr-defined]
+                if self.t.allow_lists and type(comparator) in (ast.Set, ast.List, ast.Tuple) and any(
+                        type(e) is ast.Constant and e.value in ("cuda", "gpu") for e in comparator.elts):  # type: ignore[attr-defined]
+                    self.relevant = True  # `device in {"cpu", "cuda", "mps"}`: an allow-list rule's
                 self._visit(comparator, scope, _DEVICE)
             return
         if kind is ast.Dict:
@@ -531,6 +538,8 @@ class _Reader:
         aliased = type(func) is ast.Name and (func.id in self.bindings or func.id in self.outer)
         for keyword in node.keywords:
             value = keyword.value
+            if keyword.arg in self.t.callee_keywords:
+                self.relevant = True  # an argument rule that names its callee by spelling (`tokenizer(..., padding=True)`)
             if type(value) is ast.Name:
                 if keyword.arg in _ROLE_KEYWORDS:
                     self.uses.append((scope, value.id))
