@@ -55,6 +55,9 @@ class Context(cst.CSTVisitor):
         self.type_tests: dict[int, tuple[cst.IfExp, cst.BaseExpression]] = {}  # "cuda" if "cuda" in <x> else "cpu"
         self.cuda_tests = False  # an `if device == "cuda":`-like branch exists
         self.assigned: dict[int, Any] = {}  # an assignment target -> the literal assigned (`assigned_values`)
+        self._optional_nodes: set[int] = set()
+        self.optional = 0  # depth of `try: ... except ImportError` / `if is_x_available():` blocks
+        self.assigning: list[str] = []  # the source of the targets of each enclosing assignment
 
     # -- helpers ---------------------------------------------------------------------------
     def resolve(self, node: cst.BaseExpression) -> str | None:
@@ -163,6 +166,8 @@ class Context(cst.CSTVisitor):
             value = _literal(node.value)
             if value is not None or (isinstance(node.value, cst.Name) and node.value.value == "None"):
                 self.assigned.update((id(t.target), value) for t in node.targets)
+        if self.index.callee_arguments:
+            self.assigning.append(" ".join(self.module.code_for_node(t.target) for t in node.targets))
         if len(self.scopes) > 1:
             self.scopes[-1].update(importorskip_binding(node))  # module-level ones: module_bindings
         if any(self._target_is_device(t.target) for t in node.targets):
@@ -178,6 +183,8 @@ class Context(cst.CSTVisitor):
         return isinstance(target, cst.Attribute) and target.attr.value in ("backend", "dist_backend")
 
     def leave_Assign(self, node: cst.Assign) -> None:
+        if self.index.callee_arguments:
+            self.assigning.pop()
         # `arr = np.zeros(3)`: remember which names hold an array a value-call rule looks for.
         if not self.index.value_calls:
             return
@@ -237,7 +244,27 @@ class Context(cst.CSTVisitor):
                 self.add(rule, container, value=self.module.code_for_node(container)[:80], context={"device_kind": "allow-list"})
                 break
 
+    def visit_Try(self, node: cst.Try) -> None:
+        names = [dotted_name(h.type) if h.type is not None else "" for h in node.handlers]
+        if any(n in ("", "ImportError", "ModuleNotFoundError", "Exception") or isinstance(h.type, cst.Tuple)
+               for n, h in zip(names, node.handlers)):
+            self.optional += 1
+            self._optional_nodes.add(id(node))
+
+    def leave_Try(self, node: cst.Try) -> None:
+        if id(node) in self._optional_nodes:
+            self.optional -= 1
+
+    def leave_If(self, node: cst.If) -> None:
+        if id(node) in self._optional_nodes:
+            self.optional -= 1
+
     def visit_If(self, node: cst.If) -> None:
+        test = self.module.code_for_node(node.test) if self.index.optional_imports else ""
+        if "available(" in test or "find_spec(" in test:
+            # `if is_torch_xla_available(): import torch_xla`: runs only where the package is.
+            self.optional += 1
+            self._optional_nodes.add(id(node))
         if is_cuda_test(node.test):
             self.cuda_tests = True
 

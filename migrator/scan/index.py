@@ -28,7 +28,8 @@ class RuleIndex:
         self.ref_exact: dict[str, list[RuleSpec]] = {}
         self.ref_prefix: list[tuple[str, RuleSpec]] = []
         self.methods: dict[str, list[tuple[RuleSpec, dict[str, Any]]]] = {}
-        self.imports: list[tuple[str, RuleSpec]] = []
+        self.imports: list[tuple[str, RuleSpec, dict[str, Any]]] = []
+        self.optional_imports = False  # an import rule skips optional imports (`unless_optional`)
         self.arguments: dict[str, list[tuple[RuleSpec, dict[str, Any]]]] = {}
         self.device_strings: dict[str, list[RuleSpec]] = {}
         self.device_index: list[RuleSpec] = []
@@ -81,8 +82,9 @@ class RuleIndex:
                         need(f"{n}(", ((f"{n}(", *m.get("loop_contains", ())),))
                 elif kind == "import":
                     for mod in m["modules"]:
-                        self.imports.append((mod, rule))
+                        self.imports.append((mod, rule, m))
                         need(*_module_requirement(mod))
+                    self.optional_imports = self.optional_imports or bool(m.get("unless_optional"))
                 elif kind == "argument":
                     if m.get("callee"):
                         self.callee_arguments.append((self.pattern(m["callee"], rule), rule, m))

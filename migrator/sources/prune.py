@@ -137,7 +137,7 @@ def _triggers(index: "RuleIndex") -> _Triggers:
         value_call_outers=frozenset(q.rsplit(".", 1)[-1] for q, specs in arguments.items() if any(s == "call" for _, _, s in specs)),
         attributes=frozenset(attributes),
         builtins=frozenset(index.builtins),
-        import_prefixes=tuple(m for m, _ in index.imports),
+        import_prefixes=tuple(m for m, _, _ in index.imports),
         patterns=tuple(patterns),
         device_strings=bool(index.device_strings),
         exact_strings=frozenset({"nccl"} if index.backend_strings else ()),

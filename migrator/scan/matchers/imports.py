@@ -19,7 +19,9 @@ def match(ctx: Any, node: cst.Import | cst.ImportFrom) -> None:
         candidates += [(f"{base}.{n}", alias) for alias in node.names if (n := dotted_name(alias.name))]
     reported: set[str] = set()
     for module, report_node in candidates:
-        for prefix, rule in ctx.index.imports:
+        for prefix, rule, m in ctx.index.imports:
+            if m.get("unless_optional") and ctx.optional:
+                continue
             if (module == prefix or module.startswith(prefix + ".")) and rule.id not in reported:
                 ctx.add(rule, report_node, name=module)
                 reported.add(rule.id)
