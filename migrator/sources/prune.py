@@ -443,6 +443,10 @@ class _Reader:
                     self.relevant = True
             return
         elif kind is ast.Assign or kind is ast.AnnAssign:
+            for local, qname in _importorskip(node):
+                self.local.setdefault(local, set()).add(qname)  # bound as an import is
+                if scope is self.home:
+                    self.imports.add(local)
             self._bind(node, kind, scope)
             for target in (node.targets if kind is ast.Assign else [node.target]):  # type: ignore[attr-defined]
                 self._visit(target, scope, None)
