@@ -57,7 +57,7 @@ class Context(cst.CSTVisitor):
         self.assigned: dict[int, Any] = {}  # an assignment target -> the literal assigned (`assigned_values`)
         self._optional_nodes: set[int] = set()
         self.optional = 0  # depth of `try: ... except ImportError` / `if is_x_available():` blocks
-        self.assigning: list[str] = []  # the source of the targets of each enclosing assignment
+        self.assigning: list[cst.Assign] = []  # the enclosing assignments, innermost last
 
     # -- helpers ---------------------------------------------------------------------------
     def resolve(self, node: cst.BaseExpression) -> str | None:
@@ -167,7 +167,7 @@ class Context(cst.CSTVisitor):
             if value is not None or (isinstance(node.value, cst.Name) and node.value.value == "None"):
                 self.assigned.update((id(t.target), value) for t in node.targets)
         if self.index.callee_arguments:
-            self.assigning.append(" ".join(self.module.code_for_node(t.target) for t in node.targets))
+            self.assigning.append(node)
         if len(self.scopes) > 1:
             self.scopes[-1].update(importorskip_binding(node))  # module-level ones: module_bindings
         if any(self._target_is_device(t.target) for t in node.targets):
