@@ -41,7 +41,8 @@ def collect_examples(catalogue: Catalogue) -> Iterator[ExampleCase]:
 
 
 _SUFFIX = {"python": "example.py", "shell": "example.sh", "dockerfile": "Dockerfile", "requirements": "requirements.txt",
-           "conda": "environment.yml", "pyproject": "pyproject.toml", "setupcfg": "setup.cfg", "cuda": "kernel.cu"}
+           "conda": "environment.yml", "pyproject": "pyproject.toml", "setupcfg": "setup.cfg", "cuda": "kernel.cu",
+           "yaml": "config.yaml"}
 
 
 def check_example(case: ExampleCase, scan_source: Callable, fix_source: Callable, extend_rules: tuple = ()) -> list[str]:

@@ -230,3 +230,66 @@ def test_a_reference_match_fills_the_value_placeholder():
     source = "from torch.utils.cpp_extension import CUDA_HOME\nbuild = CUDA_HOME is not None\n"
     messages = [f.message for f in scan_source(source, "x.py", "python", ScanOptions()) if f.rule_id == "NRN704"]
     assert messages and all("{value}" not in m and "CUDA_HOME" in m for m in messages)
+
+
+# -- issue 11: files and bindings the scan used to miss -----------------------------------------
+def test_a_notebook_pip_line_continued_with_a_backslash_is_one_shell_command(tmp_path):
+    import nbformat
+
+    from migrator.api import fix_source
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(
+        "!pip install torch==2.9.0 \\\n    --index-url https://download.pytorch.org/whl/cu121\nimport torch\nx = torch.ones(1).cuda()")]
+    path = tmp_path / "nb.ipynb"
+    nbformat.write(nb, path)
+    found = scan_paths([path]).findings
+    assert ("NRN000", 1) not in [(f.rule_id, f.cell) for f in found]  # the continuation is not Python
+    assert {(f.rule_id, f.span.line) for f in found} >= {("NRN802", 2), ("NRN101", 4)}
+    fixed = fix_source(path.read_text(), str(path), "notebook").source
+    assert "--index-url https://download.pytorch.org/whl/cu121" in fixed  # the shell lines come back as they were
+
+
+@pytest.mark.parametrize("source", [
+    "try: import torch\nexcept ImportError: torch = None\ntorch.cuda.synchronize()\n",
+    "import pytest\ntorch = pytest.importorskip('torch')\ndef test_sync():\n    torch.cuda.synchronize()\n",
+    "import pytest\ndef test_sync():\n    torch = pytest.importorskip('torch')\n    torch.cuda.synchronize()\n",
+])
+def test_torch_bound_on_one_line_try_or_by_importorskip_resolves(source):
+    assert [f.rule_id for f in scan_source(source, "test_x.py")] == ["NRN202"]
+
+
+def test_yaml_files_are_matched_only_when_their_keys_make_them_training_configs(tmp_path):
+    (tmp_path / "fit.yaml").write_text("trainer:\n  accelerator: gpu\n  precision: 16-mixed\n")
+    (tmp_path / "accelerate.yml").write_text("compute_environment: LOCAL_MACHINE\nmixed_precision: fp16\n")
+    (tmp_path / "k8s.yaml").write_text("spec:\n  accelerator: gpu\n  precision: 16-mixed\n")
+    (tmp_path / "ci.yml").write_text("\xff\xfe bytes that are not text \x00\n")
+    # Aliases are never expanded: the file is read as text, line by line.
+    (tmp_path / "bomb.yaml").write_text("trainer:\n  accelerator: gpu\na: &a [x, x]\nb: &b [*a, *a]\nc: [*b, *b, *b]\n" * 200)
+    found = sorted((f.path.rsplit("/", 1)[-1], f.rule_id, f.span.line) for f in scan_paths([tmp_path]).findings)
+    assert [x for x in found if x[0] != "bomb.yaml"] == [
+        ("accelerate.yml", "NRN311", 2), ("fit.yaml", "NRN105", 2), ("fit.yaml", "NRN312", 3)]
+    assert {x[1] for x in found if x[0] == "bomb.yaml"} == {"NRN105"}
+    assert all(not f.fixable for f in scan_paths([tmp_path]).findings)
+
+
+def test_operators_data_is_schema_checked(tmp_path, monkeypatch):
+    import shutil
+
+    from migrator.core import catalogue
+    from migrator.core.catalogue import RuleError
+    from migrator.core.resources import rules_dir
+
+    rules = tmp_path / "rules"
+    shutil.copytree(rules_dir(), rules)
+    monkeypatch.setattr(catalogue, "rules_dir", lambda: rules)
+    catalogue.load_operators.cache_clear()
+    try:
+        assert any("torch.nn.functional.interpolate" in e["names"] for e in catalogue.load_operators())
+        text = (rules / "operators.yaml").read_text()
+        (rules / "operators.yaml").write_text(text.replace("    source: https://github.com/aws-neuron/aws-neuron-sdk/issues/995\n", "", 1))
+        catalogue.load_operators.cache_clear()
+        with pytest.raises(RuleError, match="operators.yaml: field 'operators/0'"):
+            catalogue.load_operators()
+    finally:
+        catalogue.load_operators.cache_clear()

@@ -912,7 +912,8 @@ def test_rewriting_reports_replaced_files_and_leaves_no_temporary_files(tmp_path
     "Dockerfile-cuda", "Dockerfile_cuda", "Containerfile.gpu", "x.dockerfile", "requirements.txt",
     "requirements-dev.in", "constraints.txt", "requirements/base.txt", "environment.yml", "environment-gpu.yaml",
     "conda.yaml", "pyproject.toml", "setup.cfg", "k.cu", "k.cuh", "README.md", "conda-lock.yml", "notes.txt",
-    "setup.py", "a.pyc", "docs/requirements.md",
+    "setup.py", "a.pyc", "docs/requirements.md", "gpu.Dockerfile", "Dockerfile-cuda12", "configs/fit.yaml",
+    ".github/workflows/ci.yml", "accelerate_config.yml", "data.json",
 ])
 def test_every_file_a_hook_passes_is_scanned_and_every_scanned_kind_is_passed(name):
     import re

@@ -228,6 +228,28 @@ CASES = {
                 return t.to(slot)
             return inner
         """, [3, 7, 10]),
+    # issue 11: the new matches reach the engine through the pruned text.
+    "function body: torch bound by pytest.importorskip": ("""
+        import pytest
+
+        def test_sync():
+            torch = pytest.importorskip("torch")
+            unrelated = 1
+            torch.cuda.synchronize()
+        """, [7]),
+    "an allow-list of device types": ("""
+        def check(accelerator):
+            unrelated = 1
+            if accelerator not in {"cpu", "gpu", "mps"}:
+                raise ValueError(accelerator)
+        """, [4, 6]),
+    "a model moved before a trace, on a pruned line": ("""
+        import torch_neuronx
+
+        model = build()
+        model.to(device)
+        traced = torch_neuronx.trace(model, example)
+        """, [5, 6]),
     "function body: a global the function passes as a device": ("""
         import torch
         place = "cuda:1"

@@ -21,7 +21,7 @@ from migrator.core.findings import CATEGORIES, Finding, Severity, Span
 from migrator.core.resources import rules_dir
 from migrator.core.yamldata import DuplicateKey, load_strict
 
-__all__ = ["EFFORTS", "DEFAULT_EFFORT", "RuleSpec", "Catalogue", "RuleError", "load_catalogue", "load_targets", "load_vocabulary", "tool_finding", "not_scanned", "TARGETS"]
+__all__ = ["EFFORTS", "DEFAULT_EFFORT", "RuleSpec", "Catalogue", "RuleError", "load_catalogue", "load_targets", "load_vocabulary", "load_operators", "tool_finding", "not_scanned", "TARGETS"]
 
 TARGETS = ("portable", "neuron", "xla", "inf1")
 EFFORTS = ("none", "low", "medium", "high")
@@ -263,6 +263,30 @@ def load_vocabulary() -> dict[str, Any]:
     except re.error as exc:
         raise RuleError(f"{path}: bad regular expression: {exc}") from None
     return out
+
+
+@lru_cache(maxsize=1)
+def load_operators() -> list[dict[str, Any]]:
+    """The operators and modes Neuron documents as unsupported or run on the CPU
+    (`rules/operators.yaml`, for `operators` matchers), checked against
+    `rules/operators.schema.json`.
+
+    Raises:
+        RuleError: the file breaks its schema.
+    """
+    import jsonschema
+
+    path = rules_dir() / "operators.yaml"
+    try:
+        data = load_strict(_read_rule_file(path).decode("utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise RuleError(f"{path}: cannot read: {exc}") from None
+    schema = json.loads((rules_dir() / "operators.schema.json").read_text(encoding="utf-8"))
+    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(data))
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
+        raise RuleError(f"{path}: field '{where}': {error.message}")
+    return list(data["operators"])
 
 
 @lru_cache(maxsize=1)

@@ -53,7 +53,7 @@ def _catalogue_digest(catalogue: "Catalogue") -> str:
     for rule in catalogue.rules:
         h.update(rule.id.encode())
         h.update(rule.path.read_bytes())
-    for name in ("targets.yaml", "vocabulary.yaml"):
+    for name in ("targets.yaml", "vocabulary.yaml", "operators.yaml"):
         h.update((rules_dir() / name).read_bytes())
     return h.hexdigest()
 

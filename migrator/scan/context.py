@@ -12,8 +12,9 @@ from migrator.scan.candidate import Candidate
 from migrator.scan.index import RuleIndex
 from migrator.scan.matchers.strings import MIXED_NCCL
 from migrator.scan.matchers import argument, builtin, device_index, imports, method, option_default, reference, strings
-from migrator.scan.resolve import dotted_name, import_bindings, module_bindings
+from migrator.scan.resolve import dotted_name, import_bindings, importorskip_binding, module_bindings
 from migrator.scan.values import ModuleValues, ScopeValues, is_cuda_test
+from migrator.scan.nodes import literal as _literal
 from migrator.scan.values import string_value as _string_value
 from migrator.scan.walk import walk
 from migrator.scan.words import (CUDA_DEVICE, DEVICE_ARG0, DEVICE_KEYWORDS, DEVICE_NAME, DEVICE_TYPE_ARG0, DEVICE_TYPE_CALLS,
@@ -71,6 +72,10 @@ class Context(cst.CSTVisitor):
         self.cuda_tests = False  # an `if device == "cuda":`-like branch exists
         self.attr_after: dict[int, str] = {}  # expression -> the attribute read from it (`finfo(...)` -> `min`)
         self.declarations: set[int] = set()  # an option's own name and help (`add_argument("--fp16", help=...)`)
+        self.assigned: dict[int, Any] = {}  # an assignment target -> the literal assigned (`assigned_values`)
+        self._optional_nodes: set[int] = set()
+        self.optional = 0  # depth of `try: ... except ImportError` / `if is_x_available():` blocks
+        self.assigning: list[cst.Assign] = []  # the enclosing assignments, innermost last
 
     # -- helpers ---------------------------------------------------------------------------
     def resolve(self, node: cst.BaseExpression) -> str | None:
@@ -87,6 +92,10 @@ class Context(cst.CSTVisitor):
         context = values.pop("context", {})
         if rule.id not in self.index.enabled:
             return
+        if self.index.operator_info and (entry := self.index.operator(rule, str(values.get("name", "")))) is not None:
+            # An operators.yaml entry: its status, SDK and source go into the message.
+            values = {**values, "status": entry["status"], "sdk": entry["sdk"], "source": entry["source"],
+                      "mode": f' mode "{values["value"]}"' if "value" in values else ""}
         self.candidates.append(Candidate(rule, node, {k: str(v) for k, v in values.items()}, context))
 
     def _set_ctx(self, node: cst.CSTNode | None, ctx: str) -> None:
@@ -194,6 +203,14 @@ class Context(cst.CSTVisitor):
             # in Neuron's own guide) replaces the API with a function; it does not call it.
             # (A flag set to a value, `cudnn.benchmark = True`, is still a use.)
             self.inner.update(id(t.target) for t in node.targets if isinstance(t.target, cst.Attribute))
+        if self.index.conditions:
+            value = _literal(node.value)
+            if value is not None or (isinstance(node.value, cst.Name) and node.value.value == "None"):
+                self.assigned.update((id(t.target), value) for t in node.targets)
+        if self.index.callee_arguments:
+            self.assigning.append(node)
+        if len(self.scopes) > 1:
+            self.scopes[-1].update(importorskip_binding(node))  # module-level ones: module_bindings
         if any(self._target_is_device(t.target) for t in node.targets):
             self._set_ctx(node.value, "device")
         elif any(self._target_is_backend(t.target) for t in node.targets):
@@ -208,6 +225,8 @@ class Context(cst.CSTVisitor):
         return isinstance(target, cst.Attribute) and target.attr.value in ("backend", "dist_backend")
 
     def leave_Assign(self, node: cst.Assign) -> None:
+        if self.index.callee_arguments:
+            self.assigning.pop()
         # `arr = np.zeros(3)`: remember which names hold an array a value-call rule looks for.
         if not self.index.value_calls:
             return
@@ -257,6 +276,8 @@ class Context(cst.CSTVisitor):
             name = dotted_name(target.comparator)
             if isinstance(target.operator, (cst.In, cst.NotIn)) and name is not None and name.endswith("environ"):
                 self.env_ctx.add(id(node.left))
+            if isinstance(target.operator, (cst.In, cst.NotIn)) and "allow-list" in self.index.device_strings:
+                self._allow_list(target.comparator)
         if id(node) in self.optional_tests:
             return
         if self.is_test and self.asserts and any(isinstance(c.operator, (cst.In, cst.NotIn)) for c in node.comparisons):
@@ -269,7 +290,42 @@ class Context(cst.CSTVisitor):
             if CUDA_DEVICE.match(_string_value(operand) or ""):
                 self.device_ctx[id(operand)] = "comparison"
 
+    def _allow_list(self, container: cst.BaseExpression) -> None:
+        """`device not in {"cpu", "cuda", "mps"}`: a literal list of device types that names CUDA
+        and the CPU but no Neuron or XLA device, so every other device is rejected or sent down
+        the CPU path."""
+        if not isinstance(container, (cst.Set, cst.List, cst.Tuple)) or len(container.elements) < 2:
+            return
+        values = [_string_value(e.value) for e in container.elements]
+        if any(v is None for v in values):
+            return
+        kinds = set(values)
+        if "cpu" in kinds and kinds & {"cuda", "gpu"} and not kinds & {"neuron", "xla", "privateuseone", "auto"}:
+            for rule in self.index.device_strings["allow-list"]:
+                self.add(rule, container, value=self.module.code_for_node(container)[:80], context={"device_kind": "allow-list"})
+                break
+
+    def visit_Try(self, node: cst.Try) -> None:
+        names = [dotted_name(h.type) if h.type is not None else "" for h in node.handlers]
+        if any(n in ("", "ImportError", "ModuleNotFoundError", "Exception") or isinstance(h.type, cst.Tuple)
+               for n, h in zip(names, node.handlers)):
+            self.optional += 1
+            self._optional_nodes.add(id(node))
+
+    def leave_Try(self, node: cst.Try) -> None:
+        if id(node) in self._optional_nodes:
+            self.optional -= 1
+
+    def leave_If(self, node: cst.If) -> None:
+        if id(node) in self._optional_nodes:
+            self.optional -= 1
+
     def visit_If(self, node: cst.If) -> None:
+        test = self.module.code_for_node(node.test) if self.index.optional_imports else ""
+        if "available(" in test or "find_spec(" in test:
+            # `if is_torch_xla_available(): import torch_xla`: runs only where the package is.
+            self.optional += 1
+            self._optional_nodes.add(id(node))
         if is_cuda_test(node.test):
             self.cuda_tests = True
 
@@ -404,6 +460,12 @@ class Context(cst.CSTVisitor):
         if qname is not None:
             for rule, m in self.index.arguments.get(qname, []):
                 argument.match(self, rule, m, node, positional, qname)
+        elif self.index.callee_arguments and (callee := dotted_name(node.func)) is not None:
+            # `tokenizer(texts, padding=True)`: a callee no import names, matched by its spelling.
+            for pattern, rule, m in self.index.callee_arguments:
+                if pattern.search(callee) and all(any(a.keyword is not None and a.keyword.value == k for a in node.args)
+                                                  for k in m.get("with_keywords", ())):
+                    argument.match(self, rule, m, node, positional, callee)
 
     def _probes(self, node: cst.Call, last: str) -> None:
         """Arguments that name a CUDA module without running CUDA code are not references."""

@@ -148,6 +148,10 @@ def _finding(cand: Candidate, path: str, target: str, span: Span, snippet: str, 
             # only lines its `when` pattern accepts.
             line = cand.context.get("line_text")
             available = line is not None and ("when" not in entry or re.search(entry["when"], line) is not None)
+        if cand.node is None and (rule.fix["kind"] != "text" or cand.context.get("file_kind") == "yaml"):
+            # A line of a YAML config matched by a rule whose fix rewrites Python, or a config key
+            # (what it means is the program's): reported for a person.
+            available = False
         if cand.context.get("manual_reason"):
             available = False
         if available and rule.fix["kind"] == "template" and "expr" not in entry and cand.values.get("name") not in entry.get("by_name", {}):
@@ -202,7 +206,11 @@ def scan_text(text: str, path: str, file_kind: str, index: RuleIndex, target: st
             for m in pattern.finditer(line):
                 if -id(pattern) in once:
                     once.add(id(pattern))  # `once`: this was the file's first match
-                cand = Candidate(rule, None, {"value": m.group(0).strip()}, {"line": lineno + line_offset, "match": m, "line_text": line})
+                # A pattern's `value` group, where it has one, is what the message names
+                # (`16-mixed` of `precision: 16-mixed`).
+                value = m.group("value") if "value" in m.re.groupindex and m.group("value") is not None else m.group(0)
+                cand = Candidate(rule, None, {"value": value.strip()},
+                                 {"line": lineno + line_offset, "match": m, "line_text": line, "file_kind": file_kind})
                 span = Span(lineno + line_offset, m.start() + 1, lineno + line_offset, m.end() + 1)
                 findings.append(_finding(cand, path, target, span, line.strip()[:200], cell, is_test))
                 break

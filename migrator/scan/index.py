@@ -28,7 +28,8 @@ class RuleIndex:
         self.ref_exact: dict[str, list[RuleSpec]] = {}
         self.ref_prefix: list[tuple[str, RuleSpec]] = []
         self.methods: dict[str, list[tuple[RuleSpec, dict[str, Any]]]] = {}
-        self.imports: list[tuple[str, RuleSpec]] = []
+        self.imports: list[tuple[str, RuleSpec, dict[str, Any]]] = []
+        self.optional_imports = False  # an import rule skips optional imports (`unless_optional`)
         self.arguments: dict[str, list[tuple[RuleSpec, dict[str, Any]]]] = {}
         self.device_strings: dict[str, list[RuleSpec]] = {}
         self.device_index: list[RuleSpec] = []
@@ -43,12 +44,17 @@ class RuleIndex:
         self.builtins: dict[str, list[tuple[RuleSpec, dict[str, Any]]]] = {}
         self.unless_wrapped: dict[tuple[str, str], frozenset[str]] = {}
         self.value_calls: set[str] = set()
+        # Conditions on a call/reference match, per (rule id, qualified name or prefix): the
+        # matcher itself (`in_functions`, `first_argument_moved`, `assigned_values`).
+        self.conditions: dict[tuple[str, str], dict[str, Any]] = {}
+        self.callee_arguments: list[tuple[Any, RuleSpec, dict[str, Any]]] = []  # argument rules by `callee` pattern
+        self.operator_info: dict[tuple[str, str], dict[str, Any]] = {}  # (rule id, name or prefix) -> operators.yaml entry
         self._requirements: list[tuple[str, tuple[tuple[str, ...], ...]]] = []
         self._by_file_name: list[tuple[frozenset[str], bytes]] = []  # string matchers for named files only
         self._value_checks: list[tuple[tuple[str, ...], tuple[tuple[str, tuple[tuple[str, ...], ...]], ...]]] = []
         need = self._need
         for rule in catalogue.rules:
-            for m in rule.matchers:
+            for m in _expand_operators(rule, self.operator_info):
                 kind = m["kind"]
                 if kind in ("call", "reference"):
                     exact, prefix = (self.call_exact, self.call_prefix) if kind == "call" else (self.ref_exact, self.ref_prefix)
@@ -61,9 +67,13 @@ class RuleIndex:
                             self.unless_keywords[(rule.id, q)] = frozenset(m["unless_keywords"])
                         if m.get("unless_wrapped_in"):
                             self.unless_wrapped[(rule.id, q)] = frozenset(m["unless_wrapped_in"])
+                        if _CONDITIONS.intersection(m):
+                            self.conditions[(rule.id, q)] = m
                     for p in m.get("prefixes", []):
                         prefix.append((p, rule))
                         need(*_name_requirement(p))
+                        if _CONDITIONS.intersection(m):
+                            self.conditions[(rule.id, p)] = m
                 elif kind == "method":
                     for n in m["names"]:
                         self.methods.setdefault(n, []).append((rule, m))
@@ -74,10 +84,14 @@ class RuleIndex:
                         need(f"{n}(", ((f"{n}(", *m.get("loop_contains", ())),))
                 elif kind == "import":
                     for mod in m["modules"]:
-                        self.imports.append((mod, rule))
+                        self.imports.append((mod, rule, m))
                         need(*_module_requirement(mod))
+                    self.optional_imports = self.optional_imports or bool(m.get("unless_optional"))
                 elif kind == "argument":
-                    for q in m["qualified_names"]:
+                    if m.get("callee"):
+                        self.callee_arguments.append((self.pattern(m["callee"], rule), rule, m))
+                        need(m["name"], ((m["name"],),))
+                    for q in m.get("qualified_names", ()):
                         self.arguments.setdefault(q, []).append((rule, m))
                         if not m.get("value_calls"):
                             need(*_name_requirement(q))
@@ -91,6 +105,8 @@ class RuleIndex:
                     for ctx in m["contexts"]:
                         self.device_strings.setdefault(ctx, []).append(rule)
                     need("cuda", (('"cuda',), ("'cuda",)))
+                    if "allow-list" in m["contexts"]:
+                        need("gpu", (('"gpu"',), ("'gpu'",)))
                 elif kind == "device-index":
                     self.device_index.append(rule)
                     need(".to(", tuple((".to(", t) for t in ("cuda", "gpu", "rank", "RANK")))
@@ -122,6 +138,26 @@ class RuleIndex:
             gates.setdefault(gate, []).append(alternatives)
         self._gates = [(g.encode(), [tuple(tuple(t.encode() for t in alt) for alt in alts) for alts in group])
                        for g, group in gates.items()]
+
+    def condition(self, rule: RuleSpec, qname: str) -> dict[str, Any] | None:
+        """The conditions of `rule`'s call/reference matcher that matched `qname` (exact, else prefix)."""
+        if not self.conditions:
+            return None
+        name = qname
+        while True:
+            found = self.conditions.get((rule.id, name))
+            if found is not None or "." not in name:
+                return found
+            name = name.rsplit(".", 1)[0]
+
+    def operator(self, rule: RuleSpec, qname: str) -> dict[str, Any] | None:
+        """The rules/operators.yaml entry a finding of `rule` on `qname` comes from."""
+        name = qname
+        while True:
+            found = self.operator_info.get((rule.id, name))
+            if found is not None or "." not in name:
+                return found
+            name = name.rsplit(".", 1)[0]
 
     def _need(self, gate: str, alternatives: tuple[tuple[str, ...], ...]) -> None:
         self._requirements.append((gate, alternatives))
@@ -178,6 +214,32 @@ class RuleIndex:
                         best = (len(prefix), rule)
                     break
         return [best[1]] if best else []
+
+
+_CONDITIONS = frozenset({"in_functions", "first_argument_moved", "assigned_values"})
+
+
+def _expand_operators(rule: RuleSpec, info: dict[tuple[str, str], dict[str, Any]]) -> list[dict[str, Any]]:
+    """A rule's matchers, with an `operators` matcher replaced by the call and argument matchers
+    of the entries of rules/operators.yaml (each entry recorded in `info` for its message)."""
+    if not any(m["kind"] == "operators" for m in rule.matchers):
+        return list(rule.matchers)
+    from migrator.core.catalogue import load_operators
+
+    out = [m for m in rule.matchers if m["kind"] != "operators"]
+    for entry in load_operators():
+        exact = [n for n in entry["names"] if not n.endswith(".*")]
+        prefixes = [n[:-2] for n in entry["names"] if n.endswith(".*")]
+        for name in exact + prefixes:
+            info[(rule.id, name)] = entry
+        if "argument" in entry:
+            m: dict[str, Any] = {"kind": "argument", "qualified_names": exact, "name": entry["argument"], "values": entry["values"]}
+            if "position" in entry:
+                m["position"] = entry["position"]
+            out.append(m)
+        else:
+            out.append({"kind": "call", **({"qualified_names": exact} if exact else {}), **({"prefixes": prefixes} if prefixes else {})})
+    return out
 
 
 _IMPORT_AS = re.compile(rb"^[ \t]*import[ \t]+([\w.]+)(?:[ \t]+as[ \t]+(\w+))?", re.M)

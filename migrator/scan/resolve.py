@@ -11,7 +11,7 @@ from typing import Iterable
 
 import libcst as cst
 
-__all__ = ["dotted_name", "import_bindings", "module_bindings", "imported_modules"]
+__all__ = ["dotted_name", "import_bindings", "module_bindings", "imported_modules", "importorskip_binding"]
 
 
 def dotted_name(node: cst.BaseExpression) -> str | None:
@@ -58,6 +58,22 @@ def import_bindings(stmt: cst.Import | cst.ImportFrom) -> dict[str, str]:
     return out
 
 
+def importorskip_binding(stmt: cst.BaseSmallStatement) -> dict[str, str]:
+    """`torch = pytest.importorskip("torch")` binds `torch` as an import does (tests use it to
+    skip without the package, and then call `torch.cuda...` through the name)."""
+    if not (isinstance(stmt, cst.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0].target, cst.Name)
+            and isinstance(stmt.value, cst.Call) and stmt.value.args):
+        return {}
+    func = dotted_name(stmt.value.func) or ""
+    first = stmt.value.args[0].value
+    if func.rsplit(".", 1)[-1] != "importorskip" or not isinstance(first, cst.SimpleString):
+        return {}
+    module = first.evaluated_value
+    if not isinstance(module, str) or not all(part.isidentifier() for part in module.split(".")):
+        return {}
+    return {stmt.targets[0].target.value: module}
+
+
 def imported_modules(stmt: cst.Import | cst.ImportFrom) -> list[tuple[str, cst.CSTNode]]:
     """Module names an import statement loads, each with the node to report."""
     if isinstance(stmt, cst.Import):
@@ -102,8 +118,11 @@ def module_bindings(module: cst.Module) -> dict[str, str]:
     out: dict[str, str] = {}
     fallbacks: dict[str, str] = {}
     for stmt, fallback in _top_level_statements(module.body):
-        if isinstance(stmt, cst.SimpleStatementLine):
-            for small in stmt.body:
-                if isinstance(small, (cst.Import, cst.ImportFrom)):
-                    (fallbacks if fallback else out).update(import_bindings(small))
+        # A one-line block (`try: import torch`) holds its small statements directly.
+        smalls = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else [stmt] if isinstance(stmt, cst.BaseSmallStatement) else []
+        for small in smalls:
+            if isinstance(small, (cst.Import, cst.ImportFrom)):
+                (fallbacks if fallback else out).update(import_bindings(small))
+            elif isinstance(small, cst.Assign):
+                (fallbacks if fallback else out).update(importorskip_binding(small))
     return {**fallbacks, **out}

@@ -8,7 +8,7 @@ from typing import Callable
 
 __all__ = ["Source", "KINDS", "source_for"]
 
-KINDS = ("python", "notebook", "shell", "dockerfile", "requirements", "conda", "pyproject", "setupcfg", "cuda")
+KINDS = ("python", "notebook", "shell", "dockerfile", "requirements", "conda", "pyproject", "setupcfg", "cuda", "yaml")
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,9 @@ _TEST_RE = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*\.py$|_test\.py$|(
 
 def file_kind(path: Path) -> str | None:
     """`python`, `notebook`, `shell`, `dockerfile`, `requirements`, `conda`, `pyproject`,
-    `setupcfg`, `cuda` (.cu/.cuh sources), or None (not scanned)."""
+    `setupcfg`, `cuda` (.cu/.cuh sources), `yaml` (other YAML files: read as text, and only
+    those that are Lightning CLI, accelerate or Hugging Face training configs by their keys are
+    matched; see sources/text.py), or None (not scanned)."""
     name = path.name
     lower = name.lower()
     if lower.endswith((".py", ".pyi")):
@@ -45,6 +47,8 @@ def file_kind(path: Path) -> str | None:
         return "setupcfg"
     if lower.endswith((".cu", ".cuh")):
         return "cuda"
+    if lower.endswith((".yml", ".yaml")):
+        return "yaml"
     return None
 
 

@@ -187,15 +187,33 @@ def join_cells(text: str, skip: Iterable[int] = ()) -> JoinedNotebook:
             joined.shell.append((index, 2, "\n".join(lines[1:])))
         depth = 0
         continued = False
+        magic_open: tuple[str, int | None] | None = None  # a line magic ending in `\`: (indent, its shell entry)
         for n, line in enumerate(lines, start=1):
+            if magic_open is not None and not cell_magic:
+                # IPython joins a line magic ending in a backslash with the next line
+                # (`!pip install torch \` / `    --index-url ...`): one command, masked as one.
+                magic_key = f"{index}.{n}"
+                joined.magics[magic_key] = line
+                indent, entry = magic_open
+                if entry is not None:
+                    cell_no, first, text = joined.shell[entry]
+                    joined.shell[entry] = (cell_no, first, f"{text}\n{line}")
+                magic_open = (indent, entry) if line.rstrip().endswith("\\") else None
+                out.append(f"{indent}{_MASK.format(key=magic_key)}")
+                line_map.append((index, n))
+                continue
             # `!=` or `% 3` continuing an open bracket or a backslash line is Python, not a magic.
             m = _MAGIC.match(line) if depth == 0 and not continued else None
             if m or cell_magic:
                 magic_key = f"{index}.{n}"
                 joined.magics[magic_key] = line
                 indent = m.group(1) if m else ""
+                entry = None
                 if m and m.group(2).startswith(_SHELL_LINE) and not cell_magic:
+                    entry = len(joined.shell)
                     joined.shell.append((index, n, m.group(2)[1:]))  # `!cmd`, `%pip install ...`
+                if m and not cell_magic and line.rstrip().endswith("\\"):
+                    magic_open = (indent, entry)
                 line = f"{indent}{(_CELL_MASK if cell_magic else _MASK).format(key=magic_key)}"
             else:
                 depth = max(0, depth + sum(line.count(c) for c in _OPEN) - sum(line.count(c) for c in _CLOSE))

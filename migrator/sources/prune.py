@@ -93,6 +93,8 @@ class _Triggers:
     device_strings: bool  # device-string rules: `cuda`, `cuda:N`, `f"cuda:{i}"`, `"cuda:{}".format(i)`
     exact_strings: frozenset[str]  # whole constants a rule reports (`nccl` as a backend)
     device_index: bool
+    allow_lists: bool  # device-string rules on `x in {"cpu", "cuda"}` lists
+    callee_keywords: frozenset[str]  # keywords argument rules read on calls named by their spelling
     usable: bool  # False: this catalogue cannot be pruned for safely
 
     def matches(self, qname: str) -> bool:
@@ -136,11 +138,13 @@ def _triggers(index: "RuleIndex") -> _Triggers:
         value_call_outers=frozenset(q.rsplit(".", 1)[-1] for q, specs in arguments.items() if any(s == "call" for _, _, s in specs)),
         attributes=frozenset(attributes),
         builtins=frozenset(index.builtins),
-        import_prefixes=tuple(m for m, _ in index.imports),
+        import_prefixes=tuple(m for m, _, _ in index.imports),
         patterns=tuple(patterns),
         device_strings=bool(index.device_strings),
         exact_strings=frozenset({"nccl"} if index.backend_strings else ()),
         device_index=bool(index.device_index),
+        allow_lists="allow-list" in index.device_strings,
+        callee_keywords=frozenset(m["name"] for _p, _r, m in index.callee_arguments),
         usable=usable,
     )
     _TRIGGERS[id(index)] = (index, triggers)
@@ -175,6 +179,17 @@ def _import_bindings(node: ast.Import | ast.ImportFrom) -> Iterable[tuple[str, s
             yield alias.asname or alias.name, f"{node.module}.{alias.name}"
 
 
+def _importorskip(node: ast.AST) -> Iterable[tuple[str, str]]:
+    """`torch = pytest.importorskip("torch")`, bound as an import (resolve.importorskip_binding)."""
+    if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Call) and node.value.args and isinstance(node.value.args[0], ast.Constant)
+            and isinstance(node.value.args[0].value, str)):
+        func = node.value.func
+        last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if last == "importorskip":
+            yield node.targets[0].id, node.value.args[0].value
+
+
 def _imported_modules(node: ast.Import | ast.ImportFrom) -> list[str]:
     """Modules an import loads, as engine._Collector._import checks them."""
     if isinstance(node, ast.Import):
@@ -193,6 +208,9 @@ def _module_bindings(tree: ast.Module) -> dict[str, set[str]]:
         node = stack.pop()
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             for local, qname in _import_bindings(node):
+                out.setdefault(local, set()).add(qname)
+        elif isinstance(node, ast.Assign):
+            for local, qname in _importorskip(node):
                 out.setdefault(local, set()).add(qname)
         elif isinstance(node, ast.stmt) and not isinstance(node, (*_FUNCTIONS, ast.ClassDef)):
             for name in ("body", "orelse", "finalbody", "handlers", "cases"):
@@ -387,6 +405,9 @@ class _Reader:
         if kind is ast.Compare:
             self._visit(node.left, scope, _DEVICE)  # type: ignore[attr-defined]
             for comparator in node.comparators:  # type: ignore[attr-defined]
+                if self.t.allow_lists and type(comparator) in (ast.Set, ast.List, ast.Tuple) and any(
+                        type(e) is ast.Constant and e.value in ("cuda", "gpu") for e in comparator.elts):  # type: ignore[attr-defined]
+                    self.relevant = True  # `device in {"cpu", "cuda", "mps"}`: an allow-list rule's
                 self._visit(comparator, scope, _DEVICE)
             return
         if kind is ast.Dict:
@@ -423,6 +444,10 @@ class _Reader:
                     self.relevant = True
             return
         elif kind is ast.Assign or kind is ast.AnnAssign:
+            for local, qname in _importorskip(node):
+                self.local.setdefault(local, set()).add(qname)  # bound as an import is
+                if scope is self.home:
+                    self.imports.add(local)
             self._bind(node, kind, scope)
             for target in (node.targets if kind is ast.Assign else [node.target]):  # type: ignore[attr-defined]
                 self._visit(target, scope, None)
@@ -519,6 +544,8 @@ class _Reader:
         aliased = type(func) is ast.Name and (func.id in self.bindings or func.id in self.outer)
         for keyword in node.keywords:
             value = keyword.value
+            if keyword.arg in self.t.callee_keywords:
+                self.relevant = True  # an argument rule that names its callee by spelling (`tokenizer(..., padding=True)`)
             if type(value) is ast.Name:
                 if keyword.arg in _ROLE_KEYWORDS:
                     self.uses.append((scope, value.id))
@@ -650,6 +677,8 @@ def _function_imports(node: ast.AST) -> dict[str, set[str]]:
             for local, qname in _import_bindings(current):
                 out.setdefault(local, set()).add(qname)
             continue
+        for local, qname in _importorskip(current):
+            out.setdefault(local, set()).add(qname)
         for name in ("body", "orelse", "finalbody", "handlers", "cases"):
             block = getattr(current, name, None)
             if type(block) is list:

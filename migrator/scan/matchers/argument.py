@@ -15,6 +15,11 @@ __all__ = ["match"]
 
 
 def match(ctx: Any, rule: RuleSpec, m: dict[str, Any], call: cst.Call, positional: list[cst.Arg], qname: str) -> None:
+    if m.get("in_functions") and not any(f in m["in_functions"] for f in ctx.functions):
+        return
+    if m.get("unless_assigned_to") and ctx.assigning and ctx.index.pattern(m["unless_assigned_to"], rule).search(
+            " ".join(ctx.module.code_for_node(t.target) for t in ctx.assigning[-1].targets)):
+        return
     value: cst.BaseExpression | None = None
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == m.get("name"):

@@ -35,7 +35,9 @@ def match(ctx: Any, node: cst.Import | cst.ImportFrom) -> None:
     reported: set[str] = set()
     folders = ctx.path.split("/")[:-1]
     for module, report_node in candidates:
-        for prefix, rule in ctx.index.imports:
+        for prefix, rule, m in ctx.index.imports:
+            if m.get("unless_optional") and ctx.optional:
+                continue
             if (module == prefix or module.startswith(prefix + ".")) and rule.id not in reported:
                 top = module.split(".", 1)[0]
                 if top in folders and _package_root(folders, top):

@@ -18,6 +18,8 @@ def match(ctx: Any, node: cst.Call, attr: str) -> None:
     for rule, m in ctx.index.methods[attr]:
         if m.get("in_loop") and not ctx.loop_nodes:
             continue
+        if m.get("in_functions") and not any(f in m["in_functions"] for f in ctx.functions):
+            continue
 
         if m.get("receiver") and not ctx.index.pattern(m["receiver"], rule).search(dotted_name(node.func.value) or ""):
             continue

@@ -2,11 +2,44 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import libcst as cst
 
-__all__ = ["match"]
+__all__ = ["match", "in_functions"]
+
+
+def in_functions(ctx: Any, names: list[str] | None) -> bool:
+    """Inside a function of one of `names` (`forward`), at any depth; True without names."""
+    return not names or any(f in names for f in ctx.functions)
+
+
+def _moved_before(ctx: Any, call: cst.Call) -> bool:
+    """The call's first argument is a name the file moves to an accelerator before the call
+    (`model.to(device)`, `model.cuda()`; not `.to("cpu")` or a dtype). Read in the file's own
+    text, which a pruned parse still has (`Context._code`), so a dropped line still counts."""
+    positional = [a for a in call.args if a.keyword is None and a.star == ""]
+    if not positional or not isinstance(positional[0].value, cst.Name):
+        return False
+    name = re.escape(positional[0].value.value)
+    code = ctx._module_code()
+    at = code.find(ctx.module.code_for_node(call))
+    before = code[:at] if at >= 0 else code
+    return re.search(rf"(?<![\w.]){name}\s*\.\s*(?:cuda\(|to\((?!\s*['\"]cpu|\s*(?:torch\.)?(?:float|bfloat|half|int|double|dtype)))",
+                     before) is not None
+
+
+def _conditions_hold(ctx: Any, m: dict[str, Any], node: cst.CSTNode, call: cst.Call | None) -> bool:
+    if not in_functions(ctx, m.get("in_functions")):
+        return False
+    if m.get("first_argument_moved") and (call is None or not _moved_before(ctx, call)):
+        return False
+    if "assigned_values" in m:
+        key = id(node)
+        if key not in ctx.assigned or ctx.assigned[key] not in m["assigned_values"]:
+            return False
+    return True
 
 
 def match(ctx: Any, node: cst.Name | cst.Attribute) -> None:
@@ -30,6 +63,9 @@ def match(ctx: Any, node: cst.Name | cst.Attribute) -> None:
         wrappers = ctx.index.unless_wrapped.get((rule.id, qname))
         outer = ctx.wrapped_by.get(id(call)) if call is not None else None
         if wrappers and outer is not None and ctx.resolve(outer.func) in wrappers:
+            continue
+        conditions = ctx.index.condition(rule, qname)
+        if conditions is not None and not _conditions_hold(ctx, conditions, node, call):
             continue
         # `value`: the text as written (`dist.Backend.NCCL`, `CUDA_HOME`), for messages shared with string matchers.
         ctx.add(rule, node, name=qname, value=ctx.module.code_for_node(node), context={"call": call, "callee": call is not None})
