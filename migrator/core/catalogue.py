@@ -242,18 +242,7 @@ def load_vocabulary() -> dict[str, Any]:
     Raises:
         RuleError: the file breaks its schema or holds a bad regular expression.
     """
-    import jsonschema
-
-    path = rules_dir() / "vocabulary.yaml"
-    try:
-        data = load_strict(_read_rule_file(path).decode("utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise RuleError(f"{path}: cannot read: {exc}") from None
-    schema = json.loads((rules_dir() / "vocabulary.schema.json").read_text(encoding="utf-8"))
-    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(data))
-    if error is not None:
-        where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
-        raise RuleError(f"{path}: field '{where}': {error.message}")
+    path, data = _checked_data("vocabulary")
     out = dict(data)
     try:
         out["cuda_device"] = re.compile(data["cuda_device"])
@@ -274,19 +263,29 @@ def load_operators() -> list[dict[str, Any]]:
     Raises:
         RuleError: the file breaks its schema.
     """
+    _, data = _checked_data("operators")
+    return list(data["operators"])
+
+
+def _checked_data(name: str) -> tuple[Path, Any]:
+    """`rules/NAME.yaml`, read strictly and checked against `rules/NAME.schema.json`.
+
+    Raises:
+        RuleError: unreadable, or breaks its schema (the message names the field).
+    """
     import jsonschema
 
-    path = rules_dir() / "operators.yaml"
+    path = rules_dir() / f"{name}.yaml"
     try:
         data = load_strict(_read_rule_file(path).decode("utf-8"))
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         raise RuleError(f"{path}: cannot read: {exc}") from None
-    schema = json.loads((rules_dir() / "operators.schema.json").read_text(encoding="utf-8"))
+    schema = json.loads((rules_dir() / f"{name}.schema.json").read_text(encoding="utf-8"))
     error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(data))
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
         raise RuleError(f"{path}: field '{where}': {error.message}")
-    return list(data["operators"])
+    return path, data
 
 
 @lru_cache(maxsize=1)

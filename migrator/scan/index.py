@@ -143,21 +143,11 @@ class RuleIndex:
         """The conditions of `rule`'s call/reference matcher that matched `qname` (exact, else prefix)."""
         if not self.conditions:
             return None
-        name = qname
-        while True:
-            found = self.conditions.get((rule.id, name))
-            if found is not None or "." not in name:
-                return found
-            name = name.rsplit(".", 1)[0]
+        return _by_prefix(self.conditions, rule.id, qname)
 
     def operator(self, rule: RuleSpec, qname: str) -> dict[str, Any] | None:
         """The rules/operators.yaml entry a finding of `rule` on `qname` comes from."""
-        name = qname
-        while True:
-            found = self.operator_info.get((rule.id, name))
-            if found is not None or "." not in name:
-                return found
-            name = name.rsplit(".", 1)[0]
+        return _by_prefix(self.operator_info, rule.id, qname)
 
     def _need(self, gate: str, alternatives: tuple[tuple[str, ...], ...]) -> None:
         self._requirements.append((gate, alternatives))
@@ -322,3 +312,13 @@ def _literal_token(pattern: str) -> str:
             if all(piece in " ".join(literals(b)) for b in branches[1:]):
                 best = piece
     return best
+
+
+def _by_prefix(table: dict[tuple[str, str], Any], rule_id: str, qname: str) -> Any:
+    """`table[(rule_id, qname)]`, else the entry of its longest dotted prefix, else None."""
+    name = qname
+    while True:
+        found = table.get((rule_id, name))
+        if found is not None or "." not in name:
+            return found
+        name = name.rsplit(".", 1)[0]
