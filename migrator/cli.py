@@ -672,6 +672,13 @@ def generate(
     kubernetes_version: str = typer.Option(GENERATE_DEFAULTS["kubernetes_version"], "--kubernetes-version", metavar="VERSION", help="eks only: EKS version."),
     image: Optional[str] = typer.Option(None, "--image", metavar="IMAGE", show_default="the Neuron DLC for the target and workload, where one is published", help="eks only: container image of the example workload."),
     tag: List[str] = typer.Option([], "--tag", metavar="KEY=VALUE", help="Tag for every resource (repeatable)."),
+    cluster_name: Optional[str] = typer.Option(None, "--cluster-name", metavar="NAME", show_default="--name", help="eks only: the EKS cluster's name (discovery tag, access entry)."),
+    fsx_storage_gib: Optional[int] = typer.Option(None, "--fsx-storage-gib", metavar="GIB", help="Create an FSx for Lustre file system of this size at /fsx (1200, 2400 or n x 2400)."),
+    fsx_file_system_id: Optional[str] = typer.Option(None, "--fsx-file-system-id", metavar="ID", help="Mount this existing FSx for Lustre file system (fs-...) at /fsx."),
+    fsx_mount_name: Optional[str] = typer.Option(None, "--fsx-mount-name", metavar="NAME", help="The existing file system's mount name (8 characters)."),
+    kms_key_arn: Optional[str] = typer.Option(None, "--kms-key-arn", metavar="ARN", show_default="AWS managed keys", help="KMS key for EBS volumes and FSx."),
+    vpc_cidr: Optional[str] = typer.Option(None, "--vpc-cidr", metavar="CIDR", help="The VPC's IPv4 CIDR (for --restrict-egress)."),
+    restrict_egress: Optional[bool] = typer.Option(None, "--restrict-egress/--open-egress", show_default="--open-egress", help="Egress only to the VPC (VPC endpoints) and the EFA group."),
 ) -> None:
     """Deployment configs for trn1/trn1n/trn2/trn2u/trn3/inf2, checked before anything is written."""
     from migrator.api import GENERATE_KINDS as KINDS, SpecError, generate as generate_kind
@@ -704,7 +711,9 @@ def generate(
         "key_name": key_name, "capacity": capacity, "capacity_reservation_id": capacity_reservation_id,
         "root_volume_gib": root_volume_gib, "ami_ssm_parameter": ami_ssm_parameter, "ami_id": ami_id,
         "plain_ami": plain_ami, "s3_prefix": s3_prefix, "kubernetes_version": kubernetes_version, "image": image,
-        "tags": tuple(tags),
+        "tags": tuple(tags), "cluster_name": cluster_name, "fsx_storage_gib": fsx_storage_gib,
+        "fsx_file_system_id": fsx_file_system_id, "fsx_mount_name": fsx_mount_name, "kms_key_arn": kms_key_arn,
+        "vpc_cidr": vpc_cidr, "restrict_egress": restrict_egress,
     }
     try:
         result = generate_kind(kind, spec, flags, output)

@@ -147,6 +147,17 @@ class DeploymentSpec:
         tags: extra (key, value) tags.
         custom_instance: a declared instance type (for Trn3): name, chips, network_cards,
             neuron_cores, efa_interfaces, targets.
+        cluster_name: eks only: the EKS cluster's name (Karpenter discovery tag, access entry);
+            None = `name`.
+        fsx_storage_gib: create an FSx for Lustre (PERSISTENT_2) file system of this many GiB
+            (1200, 2400 or a multiple of 2400) shared by the nodes at /fsx.
+        fsx_file_system_id / fsx_mount_name: mount an existing FSx for Lustre file system
+            (`fs-` and 17 hex digits; its 8-character mount name) at /fsx instead.
+        kms_key_arn: customer managed KMS key (key or alias ARN) for EBS volumes and FSx;
+            None = the AWS managed keys.
+        vpc_cidr: the VPC's IPv4 CIDR; needed by restrict_egress.
+        restrict_egress: security group egress only to vpc_cidr (VPC endpoints serve SSM, ECR,
+            S3, CloudWatch) and the EFA group itself, instead of anywhere.
     """
 
     instance_type: str
@@ -170,6 +181,13 @@ class DeploymentSpec:
     image: str | None = None
     tags: tuple[tuple[str, str], ...] = ()
     custom_instance: tuple[tuple[str, Any], ...] = ()
+    cluster_name: str | None = None
+    fsx_storage_gib: int | None = None
+    fsx_file_system_id: str | None = None
+    fsx_mount_name: str | None = None
+    kms_key_arn: str | None = None
+    vpc_cidr: str | None = None
+    restrict_egress: bool = False
 
 
 LaunchSpec = DeploymentSpec  # the name used before `generate` grew more kinds
@@ -282,6 +300,7 @@ def _validate(spec: DeploymentSpec) -> dict[str, Any]:
                         "starting with '/' (letters, digits, '/', '_', '.', '-')")
     if target == "inf1" and not spec.ami_id:
         raise SpecError("--ami-id", "Inf1 needs a DLAMI from Neuron SDK <= 2.26.1 (no SSM alias exists); pass its id")
+    _validate_storage_and_network(spec)
     seen: set[str] = set()
     for key, value in spec.tags:
         if any(_is_control(c) for c in key + value):
@@ -294,6 +313,48 @@ def _validate(spec: DeploymentSpec) -> dict[str, Any]:
             raise SpecError("--tag", f"key {_show(key, 40)} is given twice")
         seen.add(key)
     return {**inst, "type": spec.instance_type, "target": target}
+
+
+KMS_ARN_RE = re.compile(r"arn:aws(?:-[a-z]+)*:kms:[a-z]{2}(?:-gov)?-[a-z]+-\d:\d{12}:(?:key/[0-9a-f-]{36}|key/mrk-[0-9a-f]{32}|alias/[A-Za-z0-9/_-]{1,250})")
+
+
+def _validate_storage_and_network(spec: DeploymentSpec) -> None:
+    """FSx, KMS, VPC and cluster-name fields (SpecError naming the flag at fault)."""
+    import ipaddress
+
+    if spec.cluster_name is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]{0,99}", spec.cluster_name):
+        raise SpecError("--cluster-name", f"{_show(spec.cluster_name)} is not an EKS cluster name "
+                        "(1-100 letters, digits, '-' or '_', starting with a letter or digit)")
+    if spec.fsx_storage_gib is not None:
+        size = spec.fsx_storage_gib
+        if (not isinstance(size, int) or isinstance(size, bool) or not (size in (1200, 2400) or (size % 2400 == 0 and 0 < size <= 2_400_000))):
+            raise SpecError("--fsx-storage-gib", f"{_show(size)} is not an FSx for Lustre PERSISTENT_2 size "
+                            "(1200, 2400 or a multiple of 2400 GiB)")
+        if spec.fsx_file_system_id:
+            raise SpecError("--fsx-storage-gib", "give either --fsx-storage-gib (a new file system) or "
+                            "--fsx-file-system-id (an existing one), not both")
+    if spec.fsx_file_system_id is not None and not re.fullmatch(r"fs-[0-9a-f]{17}", spec.fsx_file_system_id):
+        raise SpecError("--fsx-file-system-id", f"{_show(spec.fsx_file_system_id)} is not a file system id (fs- and 17 hex digits)")
+    if spec.fsx_mount_name is not None and not re.fullmatch(r"[a-z0-9]{8}", spec.fsx_mount_name):
+        raise SpecError("--fsx-mount-name", f"{_show(spec.fsx_mount_name)} is not an FSx for Lustre mount name (8 lower-case letters or digits)")
+    if bool(spec.fsx_file_system_id) != bool(spec.fsx_mount_name):
+        missing = "--fsx-mount-name" if spec.fsx_file_system_id else "--fsx-file-system-id"
+        raise SpecError(missing, "an existing FSx for Lustre file system needs both its id and its mount name "
+                        "(aws fsx describe-file-systems: LustreConfiguration.MountName)")
+    if spec.kms_key_arn is not None and not KMS_ARN_RE.fullmatch(spec.kms_key_arn):
+        raise SpecError("--kms-key-arn", f"{_show(spec.kms_key_arn)} is not a KMS key or alias ARN "
+                        "(arn:aws:kms:REGION:ACCOUNT:key/ID or .../alias/NAME)")
+    if spec.kms_key_arn is not None and spec.kms_key_arn.split(":")[3] != spec.region:
+        raise SpecError("--kms-key-arn", f"the key is in {spec.kms_key_arn.split(':')[3]}, the nodes in {spec.region}")
+    if spec.vpc_cidr is not None:
+        try:
+            network = ipaddress.IPv4Network(spec.vpc_cidr, strict=True)
+        except ValueError:
+            raise SpecError("--vpc-cidr", f"{_show(spec.vpc_cidr)} is not an IPv4 CIDR such as 10.0.0.0/16") from None
+        if not 16 <= network.prefixlen <= 28:
+            raise SpecError("--vpc-cidr", "a VPC's CIDR is /16 to /28")
+    if spec.restrict_egress and spec.vpc_cidr is None:
+        raise SpecError("--vpc-cidr", "--restrict-egress limits egress to the VPC: give its CIDR with --vpc-cidr")
 
 
 def plan_launch_template(spec: DeploymentSpec) -> dict[str, Any]:
@@ -371,7 +432,23 @@ def plan_launch_template(spec: DeploymentSpec) -> dict[str, Any]:
         "user_data": user_data,
         "user_data_b64": base64.b64encode(user_data.encode()).decode(),
         "notes": notes,
+        "cluster_name": spec.cluster_name or spec.name,
+        "fsx": _fsx_plan(spec),
+        "kms_key_arn": spec.kms_key_arn,
+        "vpc_cidr": spec.vpc_cidr,
+        "restrict_egress": spec.restrict_egress,
     }
+
+
+def _fsx_plan(spec: DeploymentSpec) -> dict[str, Any] | None:
+    """None, or the shared file system: `new` (size_gib) or `existing` (id, mount_name, dns_name)."""
+    if spec.fsx_storage_gib:
+        return {"kind": "new", "size_gib": spec.fsx_storage_gib, "mount_dir": "/fsx"}
+    if spec.fsx_file_system_id:
+        suffix = ".amazonaws.com.cn" if spec.region.startswith("cn-") else ".amazonaws.com"
+        return {"kind": "existing", "id": spec.fsx_file_system_id, "mount_name": spec.fsx_mount_name,
+                "dns_name": f"{spec.fsx_file_system_id}.fsx.{spec.region}{suffix}", "mount_dir": "/fsx"}
+    return None
 
 
 class _CfnLoader(yaml.SafeLoader):

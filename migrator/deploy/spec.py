@@ -41,6 +41,8 @@ _TYPES = {
     "subnet_ids": list, "security_group_ids": list, "key_name": str, "capacity": str,
     "capacity_reservation_id": str, "root_volume_gib": int, "ami_ssm_parameter": str, "ami_id": str,
     "plain_ami": bool, "s3_prefix": str, "kubernetes_version": str, "image": str, "tags": dict, "custom_instance": dict,
+    "cluster_name": str, "fsx_storage_gib": int, "fsx_file_system_id": str, "fsx_mount_name": str, "kms_key_arn": str,
+    "vpc_cidr": str, "restrict_egress": bool,
 }
 _TEXT_IN_CUSTOM = {"name"}  # custom_instance fields that hold text; `targets` is a list of text
 MAX_SPEC_BYTES = 1 << 20
