@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 CATEGORIES = ["device", "runtime", "precision", "distributed", "compilation", "kernels", "environment", "dependencies"]
-SKIP_NAMES = {"README.md", "FIRST_SCAN.txt"}
+SKIP_NAMES = {"README.md", "FIRST_SCAN.txt", "AFTER_SCAN.txt"}
 SKIP_DIRS = {"__pycache__", ".pytest_cache", ".git"}
 REPO_ROOT = Path(__file__).resolve().parents[1]
 

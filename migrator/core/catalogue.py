@@ -237,7 +237,7 @@ def _load_cached(extra: tuple[str, ...]) -> Catalogue:
 @lru_cache(maxsize=1)
 def load_vocabulary() -> dict[str, Any]:
     """The PyTorch words the matchers share (`rules/vocabulary.yaml`), checked against
-    `rules/vocabulary.schema.json`; the two regular expressions come back compiled.
+    `rules/vocabulary.schema.json`; the regular expressions come back compiled.
 
     Raises:
         RuleError: the file breaks its schema or holds a bad regular expression.
@@ -247,6 +247,8 @@ def load_vocabulary() -> dict[str, Any]:
     try:
         out["cuda_device"] = re.compile(data["cuda_device"])
         out["device_name"] = re.compile(data["device_name"], re.IGNORECASE)
+        out["allow_list_names"] = re.compile(data["allow_list_names"], re.IGNORECASE)
+        out["allow_list_options"] = re.compile(data["allow_list_options"])
         out["index_names"] = re.compile(rf"^({'|'.join(data['index_names'])})$", re.IGNORECASE)
         out["index_calls"] = re.compile(rf"(^|\.)({'|'.join(data['index_calls'])})$")
     except re.error as exc:

@@ -11,18 +11,20 @@ from migrator.core.catalogue import RuleSpec
 from migrator.scan.candidate import Candidate
 from migrator.scan.index import RuleIndex
 from migrator.scan.matchers.strings import MIXED_NCCL
-from migrator.scan.matchers import argument, builtin, device_index, imports, method, option_default, reference, strings
+from migrator.scan.matchers import (argument, builtin, device_index, imports, mask_index, method, option_default, reference,
+                                    strings)
 from migrator.scan.resolve import dotted_name, import_bindings, importorskip_binding, module_bindings
 from migrator.scan.values import ModuleValues, ScopeValues, is_cuda_test
 from migrator.scan.nodes import literal as _literal
 from migrator.scan.values import string_value as _string_value
 from migrator.scan.walk import walk
-from migrator.scan.words import (CUDA_DEVICE, DEVICE_ARG0, DEVICE_KEYWORDS, DEVICE_NAME, DEVICE_TYPE_ARG0, DEVICE_TYPE_CALLS,
+from migrator.scan.words import (ALLOW_LIST_NAME, ALLOW_LIST_OPTION, CUDA_DEVICE, DEVICE_ARG0, DEVICE_KEYWORDS, DEVICE_NAME, DEVICE_TYPE_ARG0, DEVICE_TYPE_CALLS,
                                  DTYPE_KEYWORDS, ENV_METHODS, QUIET_CALLS, BACKEND_CALLS)
 
 __all__ = ["Context"]
 
 ENV_NAME = re.compile(r"[A-Z][A-Z0-9]*(_[A-Z0-9]+)+")  # MASTER_ADDR, CUDA_VISIBLE_DEVICES
+_UPPER_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
 BACKEND_NAME = re.compile(r"(?i)(^|_)backend$")
 # Calls that hand a module to be patched or probed, not used: `monkeypatch.setattr(torch.cuda, ...)`.
 _PATCH_CALLS = frozenset({"setattr", "delattr", "object", "hasattr"})
@@ -48,6 +50,7 @@ class Context(cst.CSTVisitor):
         self.host_casts: set[int] = set()  # `x.double()` whose result goes straight to the host  # an import of this file's own CUDA-library package was reported
         self.scopes: list[dict[str, str]] = [module_bindings(module)]
         self.functions: list[str] = []
+        self.store_targets: set[int] = set()  # subscripts assigned to (`x[mask] = 0`), not read
         self.candidates: list[Candidate] = []
         self.inner: set[int] = set()
         self.callees: dict[int, cst.Call] = {}
@@ -95,7 +98,7 @@ class Context(cst.CSTVisitor):
         if self.index.operator_info and (entry := self.index.operator(rule, str(values.get("name", "")))) is not None:
             # An operators.yaml entry: its status, SDK and source go into the message.
             values = {**values, "status": entry["status"], "sdk": entry["sdk"], "source": entry["source"],
-                      "mode": f' mode "{values["value"]}"' if "value" in values else ""}
+                      "mode": f' mode "{values["value"]}"' if values.get("value") not in (None, values.get("name")) else ""}
         self.candidates.append(Candidate(rule, node, {k: str(v) for k, v in values.items()}, context))
 
     def _set_ctx(self, node: cst.CSTNode | None, ctx: str) -> None:
@@ -197,6 +200,7 @@ class Context(cst.CSTVisitor):
         return bool(DEVICE_NAME.search(name))
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        self.store_targets.update(id(t.target) for t in node.targets if isinstance(t.target, cst.Subscript))
         value = node.value
         if isinstance(value, cst.Lambda) or (isinstance(value, cst.Call) and "mock" in (dotted_name(value.func) or "").lower()):
             # `torch.cuda.is_available = lambda: True`: a spoof (tests, the HF Trainer workaround
@@ -209,6 +213,9 @@ class Context(cst.CSTVisitor):
                 self.assigned.update((id(t.target), value) for t in node.targets)
         if self.index.callee_arguments:
             self.assigning.append(node)
+        if "allow-list" in self.index.device_strings and any(
+                isinstance(t.target, cst.Name) and ALLOW_LIST_NAME.search(t.target.value) for t in node.targets):
+            self._allow_list(node.value)  # SUPPORTED_ACCELERATORS = {"cpu", "gpu", "cuda", "mps"}
         if len(self.scopes) > 1:
             self.scopes[-1].update(importorskip_binding(node))  # module-level ones: module_bindings
         if any(self._target_is_device(t.target) for t in node.targets):
@@ -258,7 +265,9 @@ class Context(cst.CSTVisitor):
         # ("CUDA_VISIBLE_DEVICES", "MASTER_ADDR") in a file that touches the environment: a list
         # of variable names the program reads, sets or forwards, so each is an environment key.
         values = [_string_value(e.value) for e in node.elements]
-        if len(values) > 1 and all(v is not None and ENV_NAME.fullmatch(v) for v in values) \
+        # PATH and HOME have no underscore: every name upper case, at least one ENV_NAME-shaped.
+        if len(values) > 1 and all(v is not None and _UPPER_NAME.fullmatch(v) for v in values) \
+                and any(ENV_NAME.fullmatch(v) for v in values) \
                 and any(t in self._module_code() for t in ("environ", "getenv", "setenv")):
             self.env_ctx.update(id(e.value) for e in node.elements)
 
@@ -383,6 +392,12 @@ class Context(cst.CSTVisitor):
             self.quiet += 1
         positional = [a for a in node.args if a.keyword is None and a.star == ""]
         torch_api = (qname or "").startswith("torch.") or (qname is None and attr in ("to", "cuda"))
+        if attr == "add_argument" and "allow-list" in self.index.device_strings \
+                and any(ALLOW_LIST_OPTION.search(_string_value(a.value) or "") for a in positional):
+            # parser.add_argument("--device", choices=["cpu", "cuda", "mps"]): argparse refuses the rest
+            for arg in node.args:
+                if arg.keyword is not None and arg.keyword.value == "choices":
+                    self._allow_list(arg.value)
         for arg in node.args:
             if arg.keyword is not None:
                 self.inner.add(id(arg.keyword))
@@ -498,7 +513,13 @@ class Context(cst.CSTVisitor):
     def leave_FormattedStringExpression(self, node: cst.FormattedStringExpression) -> None:
         self.fstrings -= 1
 
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.target, cst.Subscript):
+            self.store_targets.add(id(node.target))
+
     def visit_Subscript(self, node: cst.Subscript) -> None:
+        if self.index.mask_indexes:
+            mask_index.match(self, node)
         name = dotted_name(node.value)
         if name is not None and name.endswith("environ") and len(node.slice) == 1:
             element = node.slice[0].slice

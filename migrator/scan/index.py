@@ -33,6 +33,7 @@ class RuleIndex:
         self.arguments: dict[str, list[tuple[RuleSpec, dict[str, Any]]]] = {}
         self.device_strings: dict[str, list[RuleSpec]] = {}
         self.device_index: list[RuleSpec] = []
+        self.mask_indexes: list[tuple[RuleSpec, dict[str, Any], Any]] = []  # (rule, matcher, index-name pattern)
         self.backend_strings: list[RuleSpec] = []
         self.option_defaults: list[tuple[RuleSpec, dict[str, Any]]] = []
         self.strings: list[tuple[re.Pattern[str], RuleSpec, str | None, tuple[str, ...]]] = []
@@ -78,6 +79,9 @@ class RuleIndex:
                     for n in m["names"]:
                         self.methods.setdefault(n, []).append((rule, m))
                         need(n, ((f".{n}(",),))
+                elif kind == "mask-index":
+                    self.mask_indexes.append((rule, m, self.pattern(m["index_names"], rule)))
+                    need("[", (("[",),))
                 elif kind == "builtin-call":
                     for n in m["names"]:
                         self.builtins.setdefault(n, []).append((rule, m))

@@ -8,6 +8,8 @@ from migrator.core.catalogue import load_vocabulary
 _WORDS = load_vocabulary()
 CUDA_DEVICE = _WORDS["cuda_device"]
 DEVICE_NAME = _WORDS["device_name"]
+ALLOW_LIST_NAME = _WORDS["allow_list_names"]
+ALLOW_LIST_OPTION = _WORDS["allow_list_options"]
 TENSOR_METADATA = frozenset(_WORDS["tensor_metadata"])
 DEVICE_ARG0 = frozenset(_WORDS["device_argument_calls"])
 DEVICE_TYPE_ARG0 = frozenset(_WORDS["device_type_argument_calls"])

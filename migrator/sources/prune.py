@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 
 from migrator.scan.index import _literal_token
 from migrator.scan.matchers.strings import MIXED_NCCL
-from migrator.scan.words import (BACKEND_CALLS, CUDA_DEVICE, DEVICE_ARG0, DEVICE_NAME, DEVICE_TYPE_ARG0, DEVICE_TYPE_CALLS,
+from migrator.scan.words import (ALLOW_LIST_NAME, BACKEND_CALLS, CUDA_DEVICE, DEVICE_ARG0, DEVICE_NAME, DEVICE_TYPE_ARG0, DEVICE_TYPE_CALLS,
                                  DTYPE_KEYWORDS, INDEX_CALLS, INDEX_NAME, NPROCS_KEYWORDS)
 from migrator.scan.words import DEVICE_KEYWORDS as ENGINE_DEVICE_KEYWORDS
 from migrator.scan.words import TRACKED_DEVICE_KEYWORDS as DEVICE_KEYWORDS
@@ -94,6 +94,7 @@ class _Triggers:
     exact_strings: frozenset[str]  # whole constants a rule reports (`nccl` as a backend)
     device_index: bool
     allow_lists: bool  # device-string rules on `x in {"cpu", "cuda"}` lists
+    mask_names: tuple[re.Pattern[str], ...]  # mask-index rules: index names (`logits[mask]`); any comparison index
     callee_keywords: frozenset[str]  # keywords argument rules read on calls named by their spelling
     usable: bool  # False: this catalogue cannot be pruned for safely
 
@@ -123,8 +124,8 @@ def _triggers(index: "RuleIndex") -> _Triggers:
         else:
             patterns.append((frozenset(names), token, pattern))
     attributes = set(index.methods)
-    if index.option_defaults:
-        attributes.add("add_argument")
+    if index.option_defaults or "allow-list" in index.device_strings:
+        attributes.add("add_argument")  # option defaults; `choices=` allow-lists
     exact = frozenset(index.call_exact) | frozenset(index.ref_exact)
     dtype_only = frozenset(q for q in exact if all(
         index.reference_context.get((rule.id, q)) == "dtype" for rule in [*index.call_exact.get(q, []), *index.ref_exact.get(q, [])]))
@@ -144,6 +145,7 @@ def _triggers(index: "RuleIndex") -> _Triggers:
         exact_strings=frozenset({"nccl"} if index.backend_strings else ()),
         device_index=bool(index.device_index),
         allow_lists="allow-list" in index.device_strings,
+        mask_names=tuple(names for _rule, _m, names in index.mask_indexes),
         callee_keywords=frozenset(m["name"] for _p, _r, m in index.callee_arguments),
         usable=usable,
     )
@@ -454,12 +456,22 @@ class _Reader:
             if kind is ast.AnnAssign:
                 self._visit(node.annotation, scope, None)  # type: ignore[attr-defined]
             if node.value is not None:  # type: ignore[attr-defined]
-                self._visit(node.value, scope, _DEVICE)  # type: ignore[attr-defined]
+                value = node.value  # type: ignore[attr-defined]
+                if self.t.allow_lists and type(value) in (ast.Set, ast.List, ast.Tuple) and any(
+                        type(t) is ast.Name and ALLOW_LIST_NAME.search(t.id)
+                        for t in (node.targets if kind is ast.Assign else [node.target])) and any(  # type: ignore[attr-defined]
+                        type(e) is ast.Constant and e.value in ("cuda", "gpu") for e in value.elts):
+                    self.relevant = True  # SUPPORTED_ACCELERATORS = {"cpu", "cuda"}: an allow-list rule's
+                self._visit(value, scope, _DEVICE)
             return
         elif kind is ast.For or kind is ast.AsyncFor:
             self._bind(node, kind, scope)
         elif kind in _STRING_NAMES:
             self._names(node)
+        elif kind is ast.Subscript and self.t.mask_names and not self.relevant:
+            index = node.slice  # type: ignore[attr-defined]
+            if type(index) is ast.Compare or (type(index) is ast.Name and any(p.search(index.id) for p in self.t.mask_names)):
+                self.relevant = True  # `logits[mask]`, `x[x > 0]`: a mask-index rule's (superset: any function, loads and stores)
         fields = _CHILD_FIELDS.get(kind)
         if fields is None:
             fields = _CHILD_FIELDS[kind] = tuple(f for f in kind._fields if f not in _LEAF_FIELDS)

@@ -62,10 +62,10 @@ class SpectralConv2d(nn.Module):
         b, _, h, w = x.shape
         m = self.modes
         with torch.cuda.amp.autocast(enabled=False):  # expect: precision
-            x_ft = torch.fft.rfft2(x.float())  # ok
+            x_ft = torch.fft.rfft2(x.float())  # expect: compilation
             out_ft = torch.zeros(b, self.weight.shape[1], h, w // 2 + 1, dtype=torch.complex64, device=x.device)  # expect: precision
             out_ft[:, :, :m, :m] = torch.einsum("bixy,ioxy->boxy", x_ft[:, :, :m, :m], self.weight)
-            return torch.fft.irfft2(out_ft, s=(h, w))
+            return torch.fft.irfft2(out_ft, s=(h, w))  # expect: compilation
 
 class SpectralClassifier(pl.LightningModule):
     def __init__(self, model_cfg: ModelConfig, train_cfg: TrainerConfig):

@@ -4,6 +4,7 @@
     method               method.py          argument         argument.py
     builtin-call         builtin.py         option-default   option_default.py
     device-index         device_index.py    device-string, backend-string, string   strings.py
+    mask-index           mask_index.py
     text (non-Python files)                 engine.scan_text
 
 Each `match(ctx, ...)` reads the context (`ctx`, a `Context`) and adds candidates with

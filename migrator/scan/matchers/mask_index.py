@@ -1,0 +1,26 @@
+"""`mask-index` rules: a tensor indexed by a boolean mask (`logits[mask]`, `x[x > 0]`), whose
+result has as many elements as the mask has True values: a shape that changes with the data."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import libcst as cst
+
+__all__ = ["match"]
+
+
+def match(ctx: Any, node: cst.Subscript) -> None:
+    """A mask-index rule on `node` when it is read (an assignment through a mask keeps shapes)."""
+    if id(node) in ctx.store_targets or len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+        return
+    index = node.slice[0].slice.value
+    for rule, m, names in ctx.index.mask_indexes:
+        if m.get("in_functions") and not any(f in m["in_functions"] for f in ctx.functions):
+            continue
+        named = isinstance(index, cst.Name) and names.search(index.value)
+        compared = m.get("comparisons") and isinstance(index, cst.Comparison) and not any(
+            isinstance(c.operator, (cst.In, cst.NotIn, cst.Is, cst.IsNot)) for c in index.comparisons)
+        if named or compared:
+            ctx.add(rule, node, name=ctx.module.code_for_node(node)[:60])
+            return
