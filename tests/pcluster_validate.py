@@ -70,13 +70,35 @@ class Fixture:
         self.keys: set[str] = set()
         self.kms: dict[str, str] = {}
         self.fsx: dict[str, str] = {}
+        self.groups: dict[str, str] = {}
 
-    def ami(self, name: str) -> str:
+    def ami(self, name: str, built: bool = False) -> str:
+        """An AMI; `built` tags it as `pcluster build-image` does (the image cluster.yaml's note asks for)."""
+        if built:
+            name += "-built"
         if name not in self.amis:
             instance = self.ec2.run_instances(ImageId=self._base_ami(), MinCount=1, MaxCount=1,
                                               SubnetId=self.subnet["SubnetId"])["Instances"][0]["InstanceId"]
-            self.amis[name] = self.ec2.create_image(InstanceId=instance, Name=name)["ImageId"]
+            tags = [{"ResourceType": "image", "Tags": [{"Key": "parallelcluster:version", "Value": PC_VERSION},
+                                                       {"Key": "parallelcluster:build_status", "Value": "available"},
+                                                       {"Key": "parallelcluster:os", "Value": "ubuntu2404"}]}]
+            self.amis[name] = self.ec2.create_image(InstanceId=instance, Name=name,
+                                                    **({"TagSpecifications": tags} if built else {}))["ImageId"]
         return self.amis[name]
+
+    def security_group(self, name: str) -> str:
+        """The group --restrict-egress asks the user for: all traffic within itself, egress to the VPC only."""
+        if name not in self.groups:
+            group = self.ec2.create_security_group(GroupName=name, Description="cluster nodes", VpcId=self.vpc)["GroupId"]
+            self.ec2.revoke_security_group_egress(GroupId=group, IpPermissions=[
+                {"IpProtocol": "-1", "IpRanges": [{"CidrIp": "0.0.0.0/0"}]}])
+            self_rule = [{"IpProtocol": "-1", "UserIdGroupPairs": [{"GroupId": group}]}]
+            self.ec2.authorize_security_group_ingress(GroupId=group, IpPermissions=self_rule)
+            self.ec2.authorize_security_group_egress(GroupId=group, IpPermissions=self_rule)
+            self.ec2.authorize_security_group_egress(GroupId=group, IpPermissions=[
+                {"IpProtocol": "-1", "IpRanges": [{"CidrIp": "10.0.0.0/16"}]}])
+            self.groups[name] = group
+        return self.groups[name]
 
     def _base_ami(self) -> str:
         # moto's run_instances accepts any well-formed id when AMI validation is off (the default).
@@ -101,21 +123,18 @@ def _prepare(fixture: Fixture, text: str, script: str | None) -> str:
     if key and key not in fixture.keys:
         fixture.ec2.create_key_pair(KeyName=key)
         fixture.keys.add(key)
+    custom = (doc.get("Image") or {}).get("CustomAmi")
     for ami in set(re.findall(r"ami-[0-9a-f]{8,17}", text)):
-        text = _swap(text, ami, fixture.ami(f"user-image-{ami}"))
+        text = _swap(text, ami, fixture.ami(f"user-image-{ami}", built=ami == custom))
+    for group in set(re.findall(r"sg-[0-9a-f]{8,17}", text)):
+        text = _swap(text, group, fixture.security_group(group))
     for arn in set(re.findall(r"arn:aws:kms:[^\"\s]+", text)):
         if arn not in fixture.kms:
             fixture.kms[arn] = boto3.client("kms", region_name=fixture.region).create_key()["KeyMetadata"]["Arn"]
         text = _swap(text, arn, fixture.kms[arn])
     for fs in set(re.findall(r"fs-[0-9a-f]{17}", text)):
         if fs not in fixture.fsx:
-            fsx = boto3.client("fsx", region_name=fixture.region)
-            created = fsx.create_file_system(FileSystemType="LUSTRE", StorageCapacity=1200,
-                                             SubnetIds=[fixture.subnet["SubnetId"]],
-                                             LustreConfiguration={"DeploymentType": "PERSISTENT_2",
-                                                                  "PerUnitStorageThroughput": 125})
-            fixture.fsx[fs] = created["FileSystem"]["FileSystemId"]
-        text = _swap(text, fs, fixture.fsx[fs])
+            fixture.fsx[fs] = _file_system(fixture, fs)
     for url in set(re.findall(r"s3://[^\"\s]+", text)):
         bucket, _, key_name = url[len("s3://"):].partition("/")
         s3 = boto3.client("s3", region_name=fixture.region)
@@ -126,6 +145,33 @@ def _prepare(fixture: Fixture, text: str, script: str | None) -> str:
         if key_name:
             s3.put_object(Bucket=bucket, Key=key_name, Body=(script or "#!/bin/bash\n").encode())
     return text
+
+
+def _file_system(fixture: Fixture, fs_id: str) -> str:
+    """An FSx for Lustre file system under the config's id: moto names its own fs- + 8 hex digits, and
+    ParallelCluster's schema wants the 17 digits real ids have, so moto's record is re-keyed."""
+    from moto.core import DEFAULT_ACCOUNT_ID
+    from moto.fsx.models import fsx_backends
+
+    created = boto3.client("fsx", region_name=fixture.region).create_file_system(
+        FileSystemType="LUSTRE", StorageCapacity=1200, SubnetIds=[fixture.subnet["SubnetId"]],
+        LustreConfiguration={"DeploymentType": "PERSISTENT_2", "PerUnitStorageThroughput": 125})
+    systems = fsx_backends[DEFAULT_ACCOUNT_ID][fixture.region].file_systems
+    record = systems.pop(created["FileSystem"]["FileSystemId"])
+    record.file_system_id = fs_id
+    systems[fs_id] = record
+    # moto's file systems have no network interfaces; a real one has an ENI in its subnet whose group
+    # lets Lustre (TCP 988, 1018-1023) in from the VPC, which ParallelCluster checks.
+    group = fixture.ec2.create_security_group(GroupName=f"{fs_id}-lustre", Description="lustre",
+                                              VpcId=fixture.vpc)["GroupId"]
+    fixture.ec2.authorize_security_group_ingress(GroupId=group, IpPermissions=[
+        {"IpProtocol": "tcp", "FromPort": low, "ToPort": high, "IpRanges": [{"CidrIp": "10.0.0.0/16"}]}
+        for low, high in ((988, 988), (1018, 1023))])
+    eni = fixture.ec2.create_network_interface(SubnetId=fixture.subnet["SubnetId"], Groups=[group])
+    as_dict = record.to_dict
+    record.to_dict = lambda: {**as_dict(), "VpcId": fixture.vpc,
+                              "NetworkInterfaceIds": [eni["NetworkInterface"]["NetworkInterfaceId"]]}
+    return fs_id
 
 
 def _seed_reservations(text: str, fixture: Fixture) -> None:
@@ -159,8 +205,9 @@ def _reset(region: str) -> None:
     from pcluster.aws.aws_api import AWSApi
     from pcluster.aws.common import Cache
 
-    os.environ["AWS_DEFAULT_REGION"] = region
-    AWSApi._instance = None  # a client per region: ParallelCluster's singleton caches the first one
+    if os.environ.get("AWS_DEFAULT_REGION") != region or AWSApi._instance is None:
+        os.environ["AWS_DEFAULT_REGION"] = region
+        AWSApi._instance = None  # ParallelCluster's singleton keeps the clients of the first region
     Cache.clear_all()
 
 

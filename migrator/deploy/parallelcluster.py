@@ -33,6 +33,11 @@ NEURON_SDK = "2.32"
 NEURON_PACKAGES = (("aws-neuronx-dkms", "2.30.2.0"), ("aws-neuronx-runtime-lib", "2.34.10.0"),
                    ("aws-neuronx-collectives", "2.34.10.0"), ("aws-neuronx-tools", "2.32.28.0"))
 CLOSED_SSH = "127.0.0.1/32"
+# Types whose DescribeInstanceTypes SupportedUsageClasses include capacity-block (the snapshot moto
+# 5.2.5 bundles, which ParallelCluster's CapacityTypeValidator reads): trn1n and inf2 have none.
+CAPACITY_BLOCK_TYPES = {"trn1.32xlarge", "trn2.48xlarge", "trn2u.48xlarge"}
+PUBLISHED_TYPES_WITHOUT_BLOCKS = {"trn1.2xlarge", "trn1n.32xlarge", "trn2.3xlarge", "inf1.xlarge", "inf1.2xlarge",
+                                  "inf1.6xlarge", "inf1.24xlarge"}
 
 
 def _queue_name(name: str) -> str:
@@ -71,6 +76,12 @@ def render_parallelcluster(plan: dict[str, Any]) -> dict[str, str]:
         raise SpecError(" and ".join(f for f, _ in missing), "; ".join(m for _, m in missing))
     inst = plan["instance"]
     notes = plan["notes"]
+    if plan["capacity"] == "capacity-block" and inst["type"] not in CAPACITY_BLOCK_TYPES:
+        if inst["type"] in PUBLISHED_TYPES_WITHOUT_BLOCKS or inst["family"] == "inf2":
+            raise SpecError("--capacity", f"EC2 offers no capacity blocks for {inst['type']} (its usage classes: "
+                            "on-demand, spot); use --capacity reservation or on-demand")
+        notes.append(f"{inst['type']}: our sources do not say whether EC2 offers capacity blocks for it; "
+                     "ParallelCluster checks it (CapacityTypeValidator) at pcluster create-cluster.")
     # The DLAMI notes of the other kinds do not apply: ParallelCluster boots its own Ubuntu 24.04 AMI.
     notes[:] = [n for n in notes if not n.startswith("AMI: Neuron Base DLAMI")]
     pc: dict[str, Any] = {
@@ -88,6 +99,9 @@ def render_parallelcluster(plan: dict[str, Any]) -> dict[str, str]:
     files = {}
     if plan["image"]["kind"] == "id":
         files["build-image.yaml"] = render_template("parallelcluster/build-image.yaml.j2", {**plan, "pc": pc})
+        if not plan["extra_security_groups"]:
+            notes.append("build-image.yaml builds in the default VPC; to build in your subnet add Build.SubnetId "
+                         "with Build.SecurityGroupIds (or pass --security-group-id).")
         notes.append(f"--ami-id: ParallelCluster boots only images it built. If {plan['image']['value']} is a DLAMI, "
                      f"build one from it first (pcluster build-image --image-id {pc['image_id']} "
                      "--image-configuration build-image.yaml) and put the built image's id "
