@@ -33,6 +33,12 @@ NEURON_SDK = "2.32"
 NEURON_PACKAGES = (("aws-neuronx-dkms", "2.30.2.0"), ("aws-neuronx-runtime-lib", "2.34.10.0"),
                    ("aws-neuronx-collectives", "2.34.10.0"), ("aws-neuronx-tools", "2.32.28.0"))
 CLOSED_SSH = "127.0.0.1/32"
+# The regions ParallelCluster 3.16.1 supports (its pcluster/resources/supported-regions; RegionValidator).
+SUPPORTED_REGIONS = frozenset(
+    "af-south-1 ap-east-1 ap-northeast-1 ap-northeast-2 ap-south-1 ap-southeast-1 ap-southeast-2 ap-southeast-3 "
+    "ap-southeast-5 ap-southeast-7 ca-central-1 cn-north-1 cn-northwest-1 eu-central-1 eu-north-1 eu-south-1 "
+    "eu-west-1 eu-west-2 eu-west-3 il-central-1 me-south-1 sa-east-1 us-east-1 us-east-2 us-iso-east-1 "
+    "us-iso-west-1 us-isob-east-1 us-gov-east-1 us-gov-west-1 us-west-1 us-west-2".split())
 # Types whose DescribeInstanceTypes SupportedUsageClasses include capacity-block (the snapshot moto
 # 5.2.5 bundles, which ParallelCluster's CapacityTypeValidator reads): trn1n and inf2 have none.
 CAPACITY_BLOCK_TYPES = {"trn1.32xlarge", "trn2.48xlarge", "trn2u.48xlarge"}
@@ -66,16 +72,19 @@ def render_parallelcluster(plan: dict[str, Any]) -> dict[str, str]:
     if not plan["subnet_id"]:
         missing.append(("--subnet-id", "a ParallelCluster config needs the subnet of its head node and queue"))
     if plan["image"]["kind"] != "id" and not plan["s3"]:
-        missing.append(("--s3-prefix", "without --ami-id the cluster installs Neuron with an OnNodeConfigured "
-                        "script, which ParallelCluster reads from S3: give --s3-prefix"))
+        missing.append(("--s3-prefix", ("without --ami-id the cluster installs Neuron with an OnNodeConfigured "
+                                         "script, which ParallelCluster reads from S3: give --s3-prefix")))
     if plan["restrict_egress"] and not plan["extra_security_groups"]:
-        missing.append(("--security-group-id", "ParallelCluster's own security groups allow all egress; with "
-                        "--restrict-egress give the groups to use instead (egress to the VPC only, all traffic "
-                        "between the cluster's nodes)"))
+        missing.append(("--security-group-id", ("ParallelCluster's own security groups allow all egress; with "
+                                                "--restrict-egress give the groups to use instead (egress to the "
+                                                "VPC only, all traffic between the cluster's nodes)")))
     if missing:
         raise SpecError(" and ".join(f for f, _ in missing), "; ".join(m for _, m in missing))
     inst = plan["instance"]
     notes = plan["notes"]
+    if plan["region"] not in SUPPORTED_REGIONS:
+        raise SpecError("--region", f"ParallelCluster {PARALLELCLUSTER_VERSION} does not support {plan['region']} "
+                        "(its supported-regions list)")
     if plan["capacity"] == "capacity-block" and inst["type"] not in CAPACITY_BLOCK_TYPES:
         if inst["type"] in PUBLISHED_TYPES_WITHOUT_BLOCKS or inst["family"] == "inf2":
             raise SpecError("--capacity", f"EC2 offers no capacity blocks for {inst['type']} (its usage classes: "
