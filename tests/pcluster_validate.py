@@ -72,6 +72,12 @@ class Fixture:
         self.kms: dict[str, str] = {}
         self.fsx: dict[str, str] = {}
         self.groups: dict[str, str] = {}
+        self.clients: dict[str, Any] = {}
+
+    def client(self, service: str) -> Any:
+        if service not in self.clients:  # a boto3 client costs ~0.3 s to build: one per service
+            self.clients[service] = boto3.client(service, region_name=self.region)
+        return self.clients[service]
 
     def ami(self, name: str, built: bool = False) -> str:
         """An AMI; `built` tags it as `pcluster build-image` does (the image cluster.yaml's note asks for)."""
@@ -131,14 +137,14 @@ def _prepare(fixture: Fixture, text: str, script: str | None) -> str:
         text = _swap(text, group, fixture.security_group(group))
     for arn in set(re.findall(r"arn:aws:kms:[^\"\s]+", text)):
         if arn not in fixture.kms:
-            fixture.kms[arn] = boto3.client("kms", region_name=fixture.region).create_key()["KeyMetadata"]["Arn"]
+            fixture.kms[arn] = fixture.client("kms").create_key()["KeyMetadata"]["Arn"]
         text = _swap(text, arn, fixture.kms[arn])
     for fs in set(re.findall(r"fs-[0-9a-f]{17}", text)):
         if fs not in fixture.fsx:
             fixture.fsx[fs] = _file_system(fixture, fs)
     for url in set(re.findall(r"s3://[^\"\s]+", text)):
         bucket, _, key_name = url[len("s3://"):].partition("/")
-        s3 = boto3.client("s3", region_name=fixture.region)
+        s3 = fixture.client("s3")
         try:
             s3.create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": fixture.region})
         except s3.exceptions.BucketAlreadyOwnedByYou:
@@ -154,7 +160,7 @@ def _file_system(fixture: Fixture, fs_id: str) -> str:
     from moto.core import DEFAULT_ACCOUNT_ID
     from moto.fsx.models import fsx_backends
 
-    created = boto3.client("fsx", region_name=fixture.region).create_file_system(
+    created = fixture.client("fsx").create_file_system(
         FileSystemType="LUSTRE", StorageCapacity=1200, SubnetIds=[fixture.subnet["SubnetId"]],
         LustreConfiguration={"DeploymentType": "PERSISTENT_2", "PerUnitStorageThroughput": 125})
     systems = fsx_backends[DEFAULT_ACCOUNT_ID][fixture.region].file_systems
