@@ -28,6 +28,7 @@ VARIANTS = {
     "fsx-new-kms": ("trn2.48xlarge", "reservation", dict(fsx_storage_gib=2400, kms_key_arn=KMS)),
     "fsx-existing": ("trn1n.32xlarge", "reservation", dict(fsx_file_system_id="fs-0123456789abcdef0",
                                                               fsx_mount_name="abcdefgh")),
+    "inference": ("trn2.48xlarge", "on-demand", dict(workload="inference")),
     "ami-id-kms": ("inf2.48xlarge", "on-demand", dict(ami_id="ami-0123456789abcdef0", kms_key_arn=KMS)),
     "ami-id-egress-ssh": ("trn1.32xlarge", "capacity-block", dict(
         ami_id="ami-0fedcba9876543210", restrict_egress=True, vpc_cidr="10.0.0.0/16", key_name="team-key",
@@ -127,6 +128,8 @@ def test_ssh_is_never_open_to_the_internet(extra, allowed):
     files, notes = render_kind("parallelcluster", _spec("trn2.48xlarge", "on-demand", **extra))
     doc = yaml.safe_load(files["cluster.yaml"])
     assert doc["HeadNode"]["Ssh"]["AllowedIps"] == allowed
+    # Session Manager, the way in the notes give, needs the SSM core policy on the head node's role.
+    assert {"Policy": "arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore"} in doc["HeadNode"]["Iam"]["AdditionalIamPolicies"]
     assert "0.0.0.0/0" not in files["cluster.yaml"]
     assert any("SSM Session Manager" in n for n in notes)
 
