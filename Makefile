@@ -3,6 +3,7 @@ PYTHON ?= python3
 DEMO_VENV := .venv-demo
 TEST_VENV := .venv-test
 CHECKOV_VENV := .venv-checkov
+PCLUSTER_VENV := .venv-pcluster
 E2E_VENV := .venv-e2e
 PIP := --quiet --disable-pip-version-check
 OUT := demo-out
@@ -24,6 +25,14 @@ $(TEST_VENV)/.done: pyproject.toml
 $(CHECKOV_VENV)/.done:
 	$(PYTHON) -m venv $(CHECKOV_VENV)
 	$(CHECKOV_VENV)/bin/pip install $(PIP) "checkov==3.3.30"
+	touch $@
+
+# ParallelCluster configs are checked by ParallelCluster's own schema and validators under moto
+# (tests/test_deploy_parallelcluster.py runs tests/pcluster_validate.py with this python); the
+# package pins its own boto3, aws-cdk and marshmallow, so it lives apart from the test venv.
+$(PCLUSTER_VENV)/.done:
+	$(PYTHON) -m venv $(PCLUSTER_VENV)
+	$(PCLUSTER_VENV)/bin/pip install $(PIP) "aws-parallelcluster==3.16.1" "moto==5.2.5"
 	touch $@
 
 # Karpenter objects are checked with @kubernetes-models/karpenter (validators generated from the CRDs).
@@ -68,7 +77,7 @@ assess-screenshot: $(DEMO_VENV)/.done
 	@echo "wrote $(OUT)/assess.png"
 
 # One worker per CPU (pytest-xdist): most tests run the CLI or whole programs in subprocesses.
-test: $(TEST_VENV)/.done $(CHECKOV_VENV)/.done tests/k8s/node_modules/.done
+test: $(TEST_VENV)/.done $(CHECKOV_VENV)/.done $(PCLUSTER_VENV)/.done tests/k8s/node_modules/.done
 	$(TEST_VENV)/bin/python -m pytest -q -n auto
 
 # PyTorch/XLA 2.9 end to end (not part of `make test`): torch 2.9.0 from PyPI is the CUDA build,
@@ -90,4 +99,4 @@ docs: $(TEST_VENV)/.done
 	$(TEST_VENV)/bin/python -m migrator.docgen
 
 clean:
-	rm -rf $(DEMO_VENV) $(TEST_VENV) $(CHECKOV_VENV) $(E2E_VENV) $(OUT) dist build
+	rm -rf $(DEMO_VENV) $(TEST_VENV) $(CHECKOV_VENV) $(PCLUSTER_VENV) $(E2E_VENV) $(OUT) dist build

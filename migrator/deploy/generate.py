@@ -18,6 +18,7 @@ from migrator.deploy.checks import check_launch_template_data
 from migrator.deploy.launch_template import (
     FORMATS, DeploymentSpec, GenerateResult, SpecError, _write_all, load_cfn_yaml, plan_launch_template,
 )
+from migrator.deploy.parallelcluster import render_parallelcluster
 from migrator.deploy.render import render_template
 
 __all__ = ["KINDS", "generate", "generate_launch_template", "render_kind"]
@@ -41,25 +42,7 @@ def _terraform(plan: dict[str, Any]) -> dict[str, str]:
 
 
 def _parallelcluster(plan: dict[str, Any]) -> dict[str, str]:
-    # Both are the user's own resources (nothing to default to): name every missing one at once.
-    missing = []
-    if not plan["subnet_id"]:
-        missing.append(("--subnet-id", "a ParallelCluster config needs the subnet of its head node and queue"))
-    if plan["image"]["kind"] != "id" and not plan["s3"]:
-        missing.append(("--s3-prefix", "without --ami-id (a Neuron-ready image) the cluster installs Neuron with an "
-                        "OnNodeConfigured script, which ParallelCluster reads from S3: give --s3-prefix"))
-    if missing:
-        raise SpecError(" and ".join(f for f, _ in missing), "; ".join(m for _, m in missing))
-    files = {}
-    context = {**plan, "queue_name": re.sub(r"[^a-z0-9-]", "-", plan["name"].lower())[:30] or "neuron"}
-    if plan["image"]["kind"] != "id":
-        prefix = f"{plan['s3']['prefix']}/" if plan["s3"]["prefix"] else ""
-        context["setup_script_url"] = f"s3://{plan['s3']['bucket']}/{prefix}neuron-setup.sh"
-        files["neuron-setup.sh"] = render_template("ec2/user-data.sh.j2", {
-            "efa": plan["efa"], "target": plan["instance"]["target"], "family": plan["instance"]["family"],
-            "plain_ami": True, "name": plan["name"]})
-    files["cluster.yaml"] = render_template("parallelcluster/cluster.yaml.j2", context)
-    return files
+    return render_parallelcluster(plan)
 
 
 # Neuron Deep Learning Containers named in our sources (neuron-facts.md §5.2), by target and workload.
@@ -185,6 +168,10 @@ def _check(kind: str, files: dict[str, str], plan: dict[str, Any]) -> None:
             raise ValueError("parallelcluster: a capacity block needs MinCount == MaxCount")
         if resource["Efa"]["Enabled"] and not plan["instance"]["efa_interfaces"]:
             raise ValueError("parallelcluster: EFA enabled on a type without EFA")
+        if "0.0.0.0/0" in str(doc["HeadNode"]["Ssh"].get("AllowedIps", "0.0.0.0/0")):
+            raise ValueError("parallelcluster: SSH must not be open to the internet")
+        if plan["capacity"] == "capacity-block" and queue["Networking"].get("PlacementGroup", {}).get("Enabled"):
+            raise ValueError("parallelcluster: no placement group with a capacity block")
     elif kind == "eks":
         _check_eks(files, plan)
     elif kind == "user-data":
@@ -198,7 +185,7 @@ KINDS: dict[str, tuple[Renderer, str]] = {
     "launch-template-cloudformation": (_lt_cfn, "EC2 launch template with its placement group, EFA security group and IAM"),
     "cloudformation": (_stack, "full CloudFormation stack: the above plus an Auto Scaling group of --nodes"),
     "terraform": (_terraform, "the same stack as Terraform HCL (AMI through aws_ssm_parameter)"),
-    "parallelcluster": (_parallelcluster, "ParallelCluster 3 config with a Slurm queue for the type"),
+    "parallelcluster": (_parallelcluster, "ParallelCluster 3.16 config with a Slurm queue for the type"),
     "eks": (_eks, "EKS: Karpenter EC2NodeClass and NodePool, Neuron and EFA device plugins, an example workload"),
     "user-data": (_user_data, "the instance user data script (configuration on a DLAMI, full install on a plain AMI)"),
 }
