@@ -13,6 +13,8 @@ counted in `Report.skipped` rather than dropped silently.
 from __future__ import annotations
 
 import copy
+import functools
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +39,7 @@ def _split(value: Any, separator: Any) -> celtypes.ListType:
 KUBERNETES_FUNCTIONS = {"find": _find, "split": _split}
 _ENV = celpy.Environment()
 _PROGRAMS: dict[str, Any] = {}
+_RESULTS: dict[tuple[str, str], Any] = {}  # a rule is a pure function of self: (rule, self as JSON) -> result
 
 
 @dataclass
@@ -46,6 +49,7 @@ class Report:
     skipped: list[str] = field(default_factory=list)  # transition rules, with their path
 
 
+@functools.cache
 def load_schema(kind: str) -> dict[str, Any]:
     """The v1 openAPIV3Schema of the vendored CRD for `kind` (EC2NodeClass or NodePool)."""
     for path in CRDS.glob("*.yaml"):
@@ -96,9 +100,9 @@ def _check(value: Any, schema: dict[str, Any], path: str, report: Report) -> Non
             report.errors.append(f"{path}: {value!r} does not match {schema['pattern']}")
         if len(value) > schema.get("maxLength", len(value)) or len(value) < schema.get("minLength", 0):
             report.errors.append(f"{path}: length {len(value)} is out of bounds")
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        if value < schema.get("minimum", value) or value > schema.get("maximum", value):
-            report.errors.append(f"{path}: {value} is out of [{schema.get('minimum')}, {schema.get('maximum')}]")
+    if (isinstance(value, (int, float)) and not isinstance(value, bool)
+            and (value < schema.get("minimum", value) or value > schema.get("maximum", value))):
+        report.errors.append(f"{path}: {value} is out of [{schema.get('minimum')}, {schema.get('maximum')}]")
     if isinstance(value, dict):
         props = schema.get("properties", {})
         extra = schema.get("additionalProperties")
@@ -123,14 +127,17 @@ def _check(value: Any, schema: dict[str, Any], path: str, report: Report) -> Non
         if "oldSelf" in rule["rule"]:
             report.skipped.append(f"{path}: {rule['rule']}")
             continue
-        program = _PROGRAMS.get(rule["rule"])
-        if program is None:
-            program = _PROGRAMS[rule["rule"]] = _ENV.program(_ENV.compile(rule["rule"]), functions=KUBERNETES_FUNCTIONS)
         report.rules_run += 1
-        try:
-            result = program.evaluate({"self": celpy.json_to_cel(value)})
-        except Exception as err:  # noqa: BLE001 - an evaluation error fails the rule, as in the API server
-            result = err
+        key = (rule["rule"], json.dumps(value, sort_keys=True))
+        if key not in _RESULTS:
+            program = _PROGRAMS.get(rule["rule"])
+            if program is None:
+                program = _PROGRAMS[rule["rule"]] = _ENV.program(_ENV.compile(rule["rule"]), functions=KUBERNETES_FUNCTIONS)
+            try:
+                _RESULTS[key] = program.evaluate({"self": celpy.json_to_cel(value)})
+            except Exception as err:  # noqa: BLE001 - an evaluation error fails the rule, as in the API server
+                _RESULTS[key] = err
+        result = _RESULTS[key]
         if not (isinstance(result, celtypes.BoolType) and bool(result)):
             detail = "" if isinstance(result, celtypes.BoolType) else f" (evaluation error: {result!r})"
             report.errors.append(f"{path}: {rule.get('message', rule['rule'])}{detail}")
