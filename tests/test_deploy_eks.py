@@ -326,6 +326,19 @@ def test_crd_validator_rejects_a_broken_object(index, path, value, expected):
     assert any(expected in e for e in errors), errors
 
 
+@pytest.mark.parametrize("capacity", ["on-demand", "capacity-block"])
+def test_an_earlier_karpenter_schema_rejects_our_node_class(capacity):
+    """Why karpenter.yaml asks for Karpenter >= 1.4 (>= 1.6 with reserved capacity): a schema of the
+    1.0 line has no ssmParameter (nor capacityReservationSelectorTerms) and rejects the node class."""
+    files, _ = render("trn2.48xlarge", capacity)
+    nodeclass = docs(files["karpenter.yaml"])[0]
+    assert crd_validate.validate(nodeclass).errors == []
+    errors = crd_validate.validate(nodeclass, K8S / "crds" / "older").errors
+    assert ".spec.amiSelectorTerms[0]: unknown field 'ssmParameter'" in errors
+    assert any("expected at least one, got none" in e for e in errors)  # the older CEL rule, too
+    assert (".spec: unknown field 'capacityReservationSelectorTerms'" in errors) == (capacity != "on-demand")
+
+
 def test_transition_rules_are_counted_not_dropped():
     """`oldSelf` rules run on update only; the report lists the ones a create skips."""
     report = crd_validate.validate(_nodeclass_and_pool()[0])

@@ -50,9 +50,9 @@ class Report:
 
 
 @functools.cache
-def load_schema(kind: str) -> dict[str, Any]:
-    """The v1 openAPIV3Schema of the vendored CRD for `kind` (EC2NodeClass or NodePool)."""
-    for path in CRDS.glob("*.yaml"):
+def load_schema(kind: str, folder: Path = CRDS) -> dict[str, Any]:
+    """The v1 openAPIV3Schema of the CRD for `kind` (EC2NodeClass or NodePool) vendored in `folder`."""
+    for path in folder.glob("*.yaml"):
         crd = yaml.safe_load(path.read_text())
         if crd["spec"]["names"]["kind"] == kind:
             return next(v for v in crd["spec"]["versions"] if v["name"] == "v1")["schema"]["openAPIV3Schema"]
@@ -143,9 +143,9 @@ def _check(value: Any, schema: dict[str, Any], path: str, report: Report) -> Non
             report.errors.append(f"{path}: {rule.get('message', rule['rule'])}{detail}")
 
 
-def validate(obj: dict[str, Any]) -> Report:
-    """Validate one Karpenter object (a dict from YAML) against its vendored CRD; the object is not changed."""
-    schema = load_schema(obj["kind"])
+def validate(obj: dict[str, Any], folder: Path = CRDS) -> Report:
+    """Validate one Karpenter object (a dict from YAML) against its CRD in `folder`; the object is not changed."""
+    schema = load_schema(obj["kind"], folder)
     value = _default(copy.deepcopy(obj), schema)
     report = Report()
     _check(value, schema, "", report)
