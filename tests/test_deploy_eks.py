@@ -26,6 +26,10 @@ RESERVATION = "cr-0123456789abcdef0"
 TYPES = ["trn1.32xlarge", "trn1n.32xlarge", "trn2.48xlarge", "trn2u.48xlarge", "inf2.xlarge", "inf2.48xlarge"]
 CAPACITY = ["on-demand", "reservation", "capacity-block"]
 # inf2 serves only; trn trains and serves.
+KMS_KEY = "arn:aws:kms:us-east-2:123456789012:key/0123abcd-0123-4567-89ab-0123456789ab"
+FSX_EXISTING = {"fsx_file_system_id": "fs-0123456789abcdef0", "fsx_mount_name": "abcdefgh"}
+FSX_NEW = {"fsx_storage_gib": 2400, "subnet_ids": ("subnet-0123456789abcdef0",), "security_group_ids": ("sg-0123456789abcdef0",),
+           "kms_key_arn": KMS_KEY}
 MATRIX = [(t, c, w) for t in TYPES for c in CAPACITY for w in (("inference",) if t.startswith("inf2") else ("training", "inference"))]
 
 _spec = importlib.util.spec_from_file_location("crd_validate", K8S / "crd_validate.py")
@@ -114,6 +118,12 @@ def test_every_core_object_passes_the_kubernetes_schemas(matrix):
 def test_checkov_finds_no_failed_check_on_any_output(matrix):
     assert CHECKOV.exists(), "checkov is installed by `make test` into .venv-checkov (it pins an old boto3)"
     root, _ = matrix
+    # The FSx variants (static and dynamic) go with the matrix.
+    for folder, extra in (("fsx-existing", FSX_EXISTING), ("fsx-new", FSX_NEW)):
+        files, _ = render("trn1.32xlarge", **extra)
+        (root / folder).mkdir(exist_ok=True)
+        for name, text in files.items():
+            (root / folder / name).write_text(text)
     proc = subprocess.run([str(CHECKOV), "-d", str(root), "--framework", "kubernetes", "cloudformation", "-o", "json",
                            "--quiet", "--compact"], capture_output=True, text=True, check=False)
     report = json.loads(proc.stdout)
@@ -233,10 +243,9 @@ def test_discovery_tags_name_the_cluster_not_the_workload():
 def test_kms_key_encrypts_the_root_volume_and_restricted_egress_stays_in_the_vpc():
     import cfnlint.api
 
-    key = "arn:aws:kms:us-east-2:123456789012:key/0123abcd-0123-4567-89ab-0123456789ab"
-    files, _ = render("trn2.48xlarge", kms_key_arn=key, restrict_egress=True, vpc_cidr="10.20.0.0/16")
+    files, _ = render("trn2.48xlarge", kms_key_arn=KMS_KEY, restrict_egress=True, vpc_cidr="10.20.0.0/16")
     nodeclass = docs(files["karpenter.yaml"])[0]
-    assert nodeclass["spec"]["blockDeviceMappings"][0]["ebs"]["kmsKeyID"] == key
+    assert nodeclass["spec"]["blockDeviceMappings"][0]["ebs"]["kmsKeyID"] == KMS_KEY
     assert crd_validate.validate(nodeclass).errors == []
     egress = load_cfn_yaml(files["karpenter-prerequisites.cfn.yaml"])["Resources"]["NodeSecurityGroup"]["Properties"]["SecurityGroupEgress"]
     assert [e["CidrIp"] for e in egress] == ["10.20.0.0/16"]
@@ -249,7 +258,7 @@ def test_kms_key_encrypts_the_root_volume_and_restricted_egress_stays_in_the_vpc
 def test_fsx_existing_is_a_static_volume_and_new_a_storage_class():
     import kubernetes_validate
 
-    files, _ = render("trn1.32xlarge", fsx_file_system_id="fs-0123456789abcdef0", fsx_mount_name="abcdefgh")
+    files, _ = render("trn1.32xlarge", **FSX_EXISTING)
     _, pv, pvc = docs(files["fsx-storage.yaml"])
     assert pv["spec"]["csi"]["volumeHandle"] == "fs-0123456789abcdef0" and pv["spec"]["csi"]["volumeAttributes"]["mountname"] == "abcdefgh"
     assert pvc["spec"]["volumeName"] == pv["metadata"]["name"] and pvc["spec"]["storageClassName"] == ""
@@ -258,11 +267,9 @@ def test_fsx_existing_is_a_static_volume_and_new_a_storage_class():
     for obj in (pv, pvc, job):
         kubernetes_validate.validate(obj, "1.34", strict=True)
     assert "aws-fsx-csi-driver" in files["install-neuron-plugins.sh"]
-    key = "arn:aws:kms:us-east-2:123456789012:key/0123abcd-0123-4567-89ab-0123456789ab"
-    files, _ = render("trn1.32xlarge", fsx_storage_gib=2400, subnet_ids=("subnet-0123456789abcdef0",),
-                      security_group_ids=("sg-0123456789abcdef0",), kms_key_arn=key)
+    files, _ = render("trn1.32xlarge", **FSX_NEW)
     _, storage_class, pvc = docs(files["fsx-storage.yaml"])
-    assert storage_class["parameters"]["deploymentType"] == "PERSISTENT_2" and storage_class["parameters"]["kmsKeyId"] == key
+    assert storage_class["parameters"]["deploymentType"] == "PERSISTENT_2" and storage_class["parameters"]["kmsKeyId"] == KMS_KEY
     assert pvc["spec"]["resources"]["requests"]["storage"] == "2400Gi"
     for obj in (storage_class, pvc):
         kubernetes_validate.validate(obj, "1.34", strict=True)
