@@ -177,7 +177,10 @@ def test_install_scripts_pass_shellcheck_and_pin_every_chart(matrix):
 def test_efa_training_pods_can_be_scheduled(instance_type):
     """The EFA plugin runs on the tainted nodes, so the Job's vpc.amazonaws.com/efa request can be met."""
     files, _ = render(instance_type)
-    tolerations = yaml.safe_load(files["efa-device-plugin-values.yaml"])["tolerations"]
+    values = yaml.safe_load(files["efa-device-plugin-values.yaml"])
+    assert instance_type in values["supportedInstanceLabels"]["values"]  # the plugin's node affinity
+    assert values["supportedInstanceLabels"]["keys"] == ["node.kubernetes.io/instance-type"]
+    tolerations = values["tolerations"]
     taints = docs(files["karpenter.yaml"])[1]["spec"]["template"]["spec"]["taints"]
     assert all(any(t["key"] == taint["key"] and t["effect"] == taint["effect"] for t in tolerations) for taint in taints)
     job = docs(files["workload.yaml"])[-1]

@@ -78,11 +78,13 @@ def render_eks(plan: dict[str, Any]) -> dict[str, str]:
         cores = logical_cores // max(chips, 1) or 1
         resources = [("aws.amazon.com/neuroncore", cores)]
         partial = True
-    types = sorted({*(t for t, i in load_instances().items() if i["family"] != "inf1"), inst["type"]})
+    catalog = load_instances()
+    types = sorted({*(t for t, i in catalog.items() if i["family"] != "inf1"), inst["type"]})
+    efa_types = sorted({*(t for t, i in catalog.items() if i["family"] != "inf1" and i["efa_interfaces"]), inst["type"]})
     # Leave room for the kubelet and daemons; a declared type without host figures gets modest limits.
     cpu_limit = str(max(inst["vcpus"] - 4, 1)) if inst["vcpus"] else "8"
     memory_limit = f"{int(inst['memory_gib'] * 0.9)}Gi" if inst["memory_gib"] else "32Gi"
-    context = {**plan, "name": name, "image": image, "resources": resources, "partial": partial, "neuron_types": types,
+    context = {**plan, "name": name, "image": image, "resources": resources, "partial": partial, "neuron_types": types, "efa_types": efa_types,
                "cpu_limit": cpu_limit, "memory_limit": memory_limit, "charts": CHARTS,
                "karpenter_min": "1.6" if plan["reservation_id"] else "1.4",
                "instance_store": inst["family"] in _INSTANCE_STORE_FAMILIES,
@@ -150,6 +152,8 @@ def check_eks(files: dict[str, str], plan: dict[str, Any]) -> None:
         efa_values = yaml.safe_load(files["efa-device-plugin-values.yaml"])
         if not any(t.get("key") == "aws.amazon.com/neuron" for t in efa_values.get("tolerations", [])):
             raise ValueError("EFA device plugin: it must tolerate the aws.amazon.com/neuron taint")
+        if inst["type"] not in efa_values["supportedInstanceLabels"]["values"]:
+            raise ValueError("EFA device plugin: its node affinity must list the generated type")
     commands = files["install-neuron-plugins.sh"].replace("\\\n", " ").splitlines()
     if any("--version " not in c for c in commands if c.startswith("helm upgrade --install")):
         raise ValueError("install-neuron-plugins.sh: every Helm chart must be pinned with --version")
