@@ -111,7 +111,7 @@ def test_every_core_object_passes_the_kubernetes_schemas(matrix):
             assert kinds == ["Namespace", "NetworkPolicy", "Service", "Job"]
         else:
             assert kinds == ["Namespace", "NetworkPolicy", "Service", "Deployment"]
-        for obj in objects:
+        for obj in objects + docs(files["neuron-monitor.yaml"]):
             kubernetes_validate.validate(obj, "1.34", strict=True)
 
 
@@ -169,7 +169,8 @@ def test_install_scripts_pass_shellcheck_and_pin_every_chart(matrix):
         commands = files["install-neuron-plugins.sh"].replace("\\\n", " ").splitlines()
         installs = [c for c in commands if c.startswith("helm upgrade --install")]
         assert installs and all("--version " in c for c in installs)
-        assert "kubectl" not in files["install-neuron-plugins.sh"]  # no patch for `helm upgrade` to revert
+        # No kubectl patch for `helm upgrade` to revert.
+        assert not any(c.startswith("kubectl") for c in commands)
 
 
 # -- what a deployment needs, case by case -----------------------------------------------------
@@ -188,12 +189,24 @@ def test_efa_training_pods_can_be_scheduled(instance_type):
     assert "aws-efa-k8s-device-plugin" in files["install-neuron-plugins.sh"]
 
 
-def test_neuron_chart_values_list_trn2_and_trn2u_and_enable_problem_detection_and_monitoring():
+def test_neuron_chart_values_list_trn2_and_trn2u_and_enable_problem_detection():
     files, _ = render("trn2u.48xlarge")
     values = yaml.safe_load(files["neuron-helm-values.yaml"])
     assert {"trn2.48xlarge", "trn2u.48xlarge", "trn1.32xlarge", "inf2.xlarge"} <= set(values["neuronInstances"])
-    assert values["scheduler"]["enabled"] and values["npd"]["enabled"] and values["monitor"]["enabled"]
+    assert values["scheduler"]["enabled"] and values["npd"]["enabled"]
     assert "device-plugin-affinity.yaml" not in files
+
+
+def test_neuron_monitor_runs_on_every_neuron_node_for_prometheus():
+    files, _ = render("trn2u.48xlarge")
+    _, policy, daemonset = docs(files["neuron-monitor.yaml"])
+    pod = daemonset["spec"]["template"]
+    terms = pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    assert "trn2u.48xlarge" in terms[0]["matchExpressions"][0]["values"]
+    assert any(t["key"] == "aws.amazon.com/neuron" for t in pod["spec"]["tolerations"])
+    port = pod["spec"]["containers"][0]["ports"][0]["containerPort"]
+    assert pod["metadata"]["annotations"]["prometheus.io/port"] == str(port)
+    assert policy["spec"]["ingress"] == [{"ports": [{"protocol": "TCP", "port": port}]}]
 
 
 def test_training_is_a_distributed_job_with_a_real_rendezvous():
@@ -289,7 +302,7 @@ def test_cli_writes_the_cluster_files_without_a_workload_image(cli, tmp_path):
     assert proc.returncode == 0 and "no workload.yaml" in proc.stderr and "--image" in proc.stderr
     assert sorted(p.name for p in (tmp_path / "o").iterdir()) == [
         "efa-device-plugin-values.yaml", "install-neuron-plugins.sh", "karpenter-prerequisites.cfn.yaml", "karpenter.yaml",
-        "neuron-helm-values.yaml"]
+        "neuron-helm-values.yaml", "neuron-monitor.yaml"]
 
 
 # -- the validators catch real faults ----------------------------------------------------------

@@ -40,6 +40,10 @@ DLC = {
 DNS1123 = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 # Families with local NVMe instance store (iac.md §2, moto's describe_instance_types data).
 _INSTANCE_STORE_FAMILIES = {"trn1", "trn1n", "trn2", "trn2u"}
+# neuron-monitor's exporter: image tag as in stored public Neuron examples (nodeMetricsImage); port 8000
+# as in the chart's monitor template and the examples.
+MONITOR_IMAGE = "public.ecr.aws/neuron/neuron-monitor:1.3.0"
+MONITOR_PORT = 8000
 RDZV_PORT = 29400  # torchrun's default c10d rendezvous port
 SERVE_PORT = 8000
 
@@ -90,12 +94,13 @@ def render_eks(plan: dict[str, Any]) -> dict[str, str]:
                "instance_store": inst["family"] in _INSTANCE_STORE_FAMILIES,
                "job_name": f"{name}-train", "serve_name": f"{name}-serve", "rdzv_port": RDZV_PORT,
                "serve_port": SERVE_PORT, "procs_per_node": logical_cores,
-               "fsx_subnet": fsx_subnet, "fsx_security_groups": fsx_groups}
+               "monitor_image": MONITOR_IMAGE, "monitor_port": MONITOR_PORT, "fsx_subnet": fsx_subnet, "fsx_security_groups": fsx_groups}
     files = {
         "karpenter.yaml": render_template("eks/karpenter.yaml.j2", context),
         "karpenter-prerequisites.cfn.yaml": render_template("eks/karpenter-prerequisites.cfn.yaml.j2", context),
         "neuron-helm-values.yaml": render_template("eks/neuron-helm-values.yaml.j2", context),
         "install-neuron-plugins.sh": render_template("eks/install-neuron-plugins.sh.j2", context),
+        "neuron-monitor.yaml": render_template("eks/neuron-monitor.yaml.j2", context),
     }
     if plan["efa"]:
         files["efa-device-plugin-values.yaml"] = render_template("eks/efa-device-plugin-values.yaml.j2", context)
@@ -115,7 +120,7 @@ def _pod_spec(doc: dict[str, Any]) -> dict[str, Any]:
 
 def check_eks(files: dict[str, str], plan: dict[str, Any]) -> None:
     """Checks the validators cannot make (iac.md §6.10). Raises ValueError naming the problem."""
-    docs = [d for name in ("karpenter.yaml", "workload.yaml", "fsx-storage.yaml") if name in files
+    docs = [d for name in ("karpenter.yaml", "workload.yaml", "fsx-storage.yaml", "neuron-monitor.yaml") if name in files
             for d in yaml.safe_load_all(files[name]) if d]
     for doc in docs:
         if not DNS1123.fullmatch(doc["metadata"]["name"]):
