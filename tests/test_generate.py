@@ -144,9 +144,7 @@ CHECKOV_SKIPS: dict[str, str] = {}
 
 @pytest.mark.parametrize("kind, framework, name", [("cloudformation", "cloudformation", "stack.cfn.yaml"),
                                                    ("launch-template-cloudformation", "cloudformation", "launch-template.cfn.yaml"),
-                                                   ("terraform", "terraform", "main.tf"),
-                                                   ("eks", "kubernetes", "workload.yaml"),
-                                                   ("eks", "kubernetes", "karpenter.yaml")])
+                                                   ("terraform", "terraform", "main.tf")])
 def test_checkov_finds_no_failed_checks(tmp_path, kind, framework, name):
     assert CHECKOV.exists(), "checkov is installed by `make test` into .venv-checkov (it pins an old boto3)"
     (tmp_path / name).write_text(render(kind)[name])
@@ -247,51 +245,7 @@ def test_bad_spec_file_names_the_field(cli, tmp_path):
     assert proc.returncode == 2 and "field 'nodes'" in proc.stderr
 
 
-# -- EKS ------------------------------------------------------------------------------------
-K8S = ROOT / "tests" / "k8s"
-
-
-@pytest.mark.parametrize("overrides", [dict(), dict(workload="inference", image=None), dict(instance_type="trn1.32xlarge",
-                                       target="xla", image=None, capacity="reservation", capacity_reservation_id="cr-0123456789abcdef0")])
-def test_eks_manifests_pass_schema_checks(overrides):
-    import kubernetes_validate
-
-    files = render("eks", **overrides)
-    karpenter = [d for d in yaml.safe_load_all(files["karpenter.yaml"]) if d]
-    assert [d["kind"] for d in karpenter] == ["EC2NodeClass", "NodePool"]
-    assert (K8S / "node_modules").exists(), "`make test` installs the Karpenter models (npm) into tests/k8s"
-    proc = subprocess.run(["node", str(K8S / "validate-karpenter.mjs")], input=json.dumps(karpenter), text=True,
-                          capture_output=True, cwd=K8S)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    namespace, workload = [d for d in yaml.safe_load_all(files["workload.yaml"]) if d]
-    kubernetes_validate.validate(namespace, "1.34", strict=True)
-    kubernetes_validate.validate(workload, "1.34", strict=True)
-    subprocess.run(["bash", "-n"], input=files["install-neuron-plugins.sh"], text=True, check=True)
-    resources = workload["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]
-    if workload["kind"] == "Job":
-        assert resources["aws.amazon.com/neuron"] == "16" and "vpc.amazonaws.com/efa" in resources
-    else:
-        assert "aws.amazon.com/neuroncore" in resources and workload["spec"]["template"]["spec"]["schedulerName"] == "my-scheduler"
-    affinity = yaml.safe_load(files["device-plugin-affinity.yaml"])
-    values = affinity["spec"]["template"]["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
-        "nodeSelectorTerms"][0]["matchExpressions"][0]["values"]
-    assert {"trn2.48xlarge", "trn2u.48xlarge", "trn1.32xlarge", "inf2.xlarge"} <= set(values)
-
-
-def test_karpenter_check_catches_a_bad_field():
-    files = render("eks")
-    karpenter = [d for d in yaml.safe_load_all(files["karpenter.yaml"]) if d]
-    karpenter[0]["spec"]["metadataOptions"]["httpTokens"] = "maybe"
-    proc = subprocess.run(["node", str(K8S / "validate-karpenter.mjs")], input=json.dumps(karpenter), text=True,
-                          capture_output=True, cwd=K8S)
-    assert proc.returncode == 1 and "httpTokens" in proc.stdout
-
-
-def test_eks_without_a_published_image_writes_the_cluster_files_and_says_why_there_is_no_workload(cli, tmp_path):
-    proc = cli("generate", "eks", "--instance-type", "trn2.48xlarge", "--region", "us-east-2", "--output", tmp_path / "o")
-    assert proc.returncode == 0 and "no workload.yaml" in proc.stderr and "--image" in proc.stderr
-    assert sorted(p.name for p in (tmp_path / "o").iterdir()) == [
-        "device-plugin-affinity.yaml", "install-neuron-plugins.sh", "karpenter.yaml"]
+# EKS: tests/test_deploy_eks.py (CRD schemas with CEL, core schemas, checkov, cfn-lint, shellcheck).
 
 
 @pytest.mark.parametrize("body, field", [

@@ -15,6 +15,7 @@ from typing import Any, Callable
 import yaml
 
 from migrator.deploy.checks import check_launch_template_data
+from migrator.deploy.eks import check_eks, render_eks
 from migrator.deploy.launch_template import (
     FORMATS, DeploymentSpec, GenerateResult, SpecError, _write_all, load_cfn_yaml, plan_launch_template,
 )
@@ -43,76 +44,6 @@ def _terraform(plan: dict[str, Any]) -> dict[str, str]:
 
 def _parallelcluster(plan: dict[str, Any]) -> dict[str, str]:
     return render_parallelcluster(plan)
-
-
-# Neuron Deep Learning Containers named in our sources (neuron-facts.md §5.2), by target and workload.
-_DLC = {
-    ("xla", "training"): "public.ecr.aws/neuron/pytorch-training-neuronx:2.9.0-neuronx-py312-sdk2.30.0-ubuntu24.04",
-    ("xla", "inference"): "public.ecr.aws/neuron/pytorch-inference-neuronx:2.9.0-neuronx-py312-sdk2.31.1-ubuntu24.04",
-    ("neuron", "inference"): "public.ecr.aws/neuron/pytorch-inference-vllm-neuronx:0.29.0.1.2.0-neuronx-py314-sdk2.33.0-ubuntu26.04",
-}
-_DNS1123 = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
-
-
-def _eks(plan: dict[str, Any]) -> dict[str, str]:
-    from migrator.deploy.launch_template import load_instances
-
-    inst = plan["instance"]
-    if plan["instance"]["target"] == "inf1":
-        raise SpecError("--target", "EKS outputs cover the neuron and xla targets")
-    image = plan["container_image"] or _DLC.get((inst["target"], plan["workload"]))
-    if image is None:
-        # The node pool, device plugins and install script do not depend on the image: write
-        # them, and say why the example workload is missing rather than guess an image.
-        plan["notes"].append(f"no workload.yaml: the {inst['target']} {plan['workload']} container's image is not "
-                             "published in our sources; add --image IMAGE for an example workload")
-    name = plan["name"].lower()
-    if not _DNS1123.fullmatch(name):
-        raise SpecError("--name", f"'{plan['name']}' is not a Kubernetes name (lower-case letters, digits, '-')")
-    chips = inst["chips"]
-    if plan["workload"] == "training":
-        resources = [("aws.amazon.com/neuron", chips)]
-        if plan["efa"]:
-            resources.append(("vpc.amazonaws.com/efa", inst["efa_interfaces"]))
-        partial = False
-    else:
-        cores = inst.get("logical_neuron_cores", inst["neuron_cores"]) // max(chips, 1) or 1
-        resources = [("aws.amazon.com/neuroncore", cores)]
-        partial = True
-    types = sorted({*(t for t, i in load_instances().items() if i["family"] != "inf1"), inst["type"]})
-    # Leave room for the kubelet and daemons; a declared type without host figures gets modest limits.
-    cpu_limit = str(max(inst["vcpus"] - 4, 1)) if inst["vcpus"] else "8"
-    memory_limit = f"{int(inst['memory_gib'] * 0.9)}Gi" if inst["memory_gib"] else "32Gi"
-    context = {**plan, "name": name, "image": image, "resources": resources, "partial": partial, "neuron_types": types,
-               "cpu_limit": cpu_limit, "memory_limit": memory_limit}
-    files = {
-        "karpenter.yaml": render_template("eks/karpenter.yaml.j2", context),
-        "device-plugin-affinity.yaml": render_template("eks/device-plugin-affinity.yaml.j2", context),
-        "install-neuron-plugins.sh": render_template("eks/install-neuron-plugins.sh.j2", context),
-    }
-    if image is not None:
-        files["workload.yaml"] = render_template("eks/workload.yaml.j2", context)
-    return files
-
-
-def _check_eks(files: dict[str, str], plan: dict[str, Any]) -> None:
-    docs = [d for name in ("karpenter.yaml", "workload.yaml") if name in files for d in yaml.safe_load_all(files[name]) if d]
-    for doc in docs:
-        if not _DNS1123.fullmatch(doc["metadata"]["name"]):
-            raise ValueError(f"{doc['kind']}: '{doc['metadata']['name']}' is not a valid Kubernetes name")
-    workload = docs[-1] if "workload.yaml" in files else None  # after the Namespace
-    limits = workload["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"] if workload else {}
-    devices = int(limits.get("aws.amazon.com/neuron", 0))
-    # Trn1 allocations must be 1, 4, 8 or 16 devices (2D torus; Neuron scheduler docs).
-    if plan["instance"]["family"] in ("trn1", "trn1n") and devices and devices not in (1, 4, 8, 16):
-        raise ValueError(f"workload: {devices} Neuron devices cannot be allocated on trn1 (1, 4, 8 or 16)")
-    if devices > plan["instance"]["chips"]:
-        raise ValueError(f"workload: {devices} Neuron devices requested, {plan['instance']['chips']} per node")
-    affinity = yaml.safe_load(files["device-plugin-affinity.yaml"])
-    values = affinity["spec"]["template"]["spec"]["affinity"]["nodeAffinity"][
-        "requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]["matchExpressions"][0]["values"]
-    if plan["instance"]["type"] not in values or not {"trn2.48xlarge", "trn2u.48xlarge"} <= set(values):
-        raise ValueError("device plugin affinity must list the generated type and trn2/trn2u")
 
 
 def _user_data(plan: dict[str, Any]) -> dict[str, str]:
@@ -173,7 +104,7 @@ def _check(kind: str, files: dict[str, str], plan: dict[str, Any]) -> None:
         if plan["capacity"] == "capacity-block" and queue["Networking"].get("PlacementGroup", {}).get("Enabled"):
             raise ValueError("parallelcluster: no placement group with a capacity block")
     elif kind == "eks":
-        _check_eks(files, plan)
+        check_eks(files, plan)
     elif kind == "user-data":
         if len(files["user-data.sh"].encode()) > 16384:
             raise ValueError("user data is over EC2's 16 KB limit")
@@ -186,7 +117,8 @@ KINDS: dict[str, tuple[Renderer, str]] = {
     "cloudformation": (_stack, "full CloudFormation stack: the above plus an Auto Scaling group of --nodes"),
     "terraform": (_terraform, "the same stack as Terraform HCL (AMI through aws_ssm_parameter)"),
     "parallelcluster": (_parallelcluster, "ParallelCluster 3.16 config with a Slurm queue for the type"),
-    "eks": (_eks, "EKS: Karpenter EC2NodeClass and NodePool, Neuron and EFA device plugins, an example workload"),
+    "eks": (render_eks, ("EKS: Karpenter node class and pool with their prerequisites stack, pinned Neuron / EFA / "
+                         "FSx add-ons, an example distributed workload")),
     "user-data": (_user_data, "the instance user data script (configuration on a DLAMI, full install on a plain AMI)"),
 }
 
