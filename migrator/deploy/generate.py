@@ -7,6 +7,7 @@ linters cannot make, iac.md §6) and only then writes, all files or none.
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -14,30 +15,79 @@ from typing import Any, Callable
 
 import yaml
 
-from migrator.deploy.checks import check_launch_template_data
+from migrator.deploy.checks import check_launch_template_data, validate_aws_requests
 from migrator.deploy.launch_template import (
-    FORMATS, DeploymentSpec, GenerateResult, SpecError, _write_all, load_cfn_yaml, plan_launch_template,
+    FORMATS, FSX_DNS_MARKER, FSX_MOUNT_MARKER, DeploymentSpec, GenerateResult, SpecError, _write_all, load_cfn_yaml,
+    plan_launch_template,
 )
-from migrator.deploy.render import render_template
+from migrator.deploy.render import _to_hcl, render_template
 
 __all__ = ["KINDS", "generate", "generate_launch_template", "render_kind"]
 
 
+def _partition(region: str) -> str:
+    return "aws-cn" if region.startswith("cn-") else "aws-us-gov" if region.startswith("us-gov-") else "aws"
+
+
 def _lt_json(plan: dict[str, Any]) -> dict[str, str]:
-    return {"launch-template.json": render_template("ec2/launch-template.json.j2", plan),
-            "prerequisites.json": render_template("ec2/prerequisites.json.j2", plan)}
+    if plan["fsx"] and plan["fsx"]["kind"] == "new":
+        raise SpecError("--fsx-storage-gib", "a launch template alone cannot create a file system: use the "
+                        "cloudformation or terraform kind, or create it first and pass --fsx-file-system-id "
+                        "and --fsx-mount-name")
+    # Every name this bundle creates ends in a digest of the deployment: a second deployment (another
+    # type, capacity, option) gets its own role, group and template instead of "already exists",
+    # while re-running the same file stays idempotent (ClientToken).
+    digest = hashlib.sha256(json.dumps({k: v for k, v in plan.items() if k != "notes"}, sort_keys=True,
+                                       default=str).encode()).hexdigest()
+    suffix = digest[:8]
+    names = {
+        "run_suffix": suffix,
+        "client_token": f"neuron-migrator-{digest[:32]}",
+        "launch_template_name": f"{plan['name']}-{plan['instance']['type'].replace('.', '-')}-{suffix}",
+        "role_name": f"{plan['role_name']}-{suffix}",
+        "profile_name": f"{plan['profile_name']}-{suffix}",
+        "security_group_name": f"{plan['security_group_name']}-{suffix}",
+        "placement_group": f"{plan['placement_group']}-{suffix}" if plan["placement_group"] else None,
+        "partition": _partition(plan["region"]),
+    }
+    context = {**plan, **names}
+    return {"launch-template.json": render_template("ec2/launch-template.json.j2", context),
+            "prerequisites.json": render_template("ec2/prerequisites.json.j2", context)}
+
+
+def _split_user_data(text: str) -> list[tuple[str, str]]:
+    """The user data as ("text", chunk) and ("dns"/"mount", "") parts around the FSx stand-ins."""
+    parts: list[tuple[str, str]] = []
+    for piece in re.split(f"({re.escape(FSX_DNS_MARKER)}|{re.escape(FSX_MOUNT_MARKER)})", text):
+        if piece == FSX_DNS_MARKER:
+            parts.append(("dns", ""))
+        elif piece == FSX_MOUNT_MARKER:
+            parts.append(("mount", ""))
+        elif piece:
+            parts.append(("text", piece))
+    return parts
+
+
+def _cfn_context(plan: dict[str, Any]) -> dict[str, Any]:
+    refs = {"dns": {"Fn::GetAtt": ["FileSystem", "DNSName"]}, "mount": {"Fn::GetAtt": ["FileSystem", "LustreMountName"]}}
+    return {**plan, "user_data_cfn": [value if kind == "text" else refs[kind] for kind, value in _split_user_data(plan["user_data"])]}
 
 
 def _lt_cfn(plan: dict[str, Any]) -> dict[str, str]:
-    return {"launch-template.cfn.yaml": render_template("cloudformation/launch-template.yaml.j2", plan)}
+    return {"launch-template.cfn.yaml": render_template("cloudformation/launch-template.yaml.j2", _cfn_context(plan))}
 
 
 def _stack(plan: dict[str, Any]) -> dict[str, str]:
-    return {"stack.cfn.yaml": render_template("cloudformation/launch-template.yaml.j2", {**plan, "full_stack": True})}
+    return {"stack.cfn.yaml": render_template("cloudformation/launch-template.yaml.j2", {**_cfn_context(plan), "full_stack": True})}
 
 
 def _terraform(plan: dict[str, Any]) -> dict[str, str]:
-    return {"main.tf": render_template("terraform/main.tf.j2", plan)}
+    refs = {"dns": "aws_fsx_lustre_file_system.shared.dns_name", "mount": "aws_fsx_lustre_file_system.shared.mount_name"}
+    parts = [_to_hcl(value) if kind == "text" else refs[kind] for kind, value in _split_user_data(plan["user_data"])]
+    # IAM name prefixes are limited to 38 characters; Terraform appends a unique suffix.
+    context = {**plan, "user_data_tf": parts, "tf_role_prefix": f"{plan['role_name']}-"[:38],
+               "tf_profile_prefix": f"{plan['profile_name']}-"[:38]}
+    return {"main.tf": render_template("terraform/main.tf.j2", context)}
 
 
 def _parallelcluster(plan: dict[str, Any]) -> dict[str, str]:
@@ -133,6 +183,9 @@ def _check_eks(files: dict[str, str], plan: dict[str, Any]) -> None:
 
 
 def _user_data(plan: dict[str, Any]) -> dict[str, str]:
+    if plan["fsx"] and plan["fsx"]["kind"] == "new":
+        raise SpecError("--fsx-storage-gib", "the user data alone cannot name a file system that does not exist yet: "
+                        "use the cloudformation or terraform kind, or pass --fsx-file-system-id and --fsx-mount-name")
     return {"user-data.sh": plan["user_data"]}
 
 
@@ -141,10 +194,15 @@ def _check_lt(data: dict[str, Any], plan: dict[str, Any]) -> None:
     if plan["capacity"] == "capacity-block":
         if (data.get("InstanceMarketOptions") or {}).get("MarketType") != "capacity-block":
             problems.append("InstanceMarketOptions: a capacity block needs MarketType capacity-block")
-    if plan["reservation_id"]:
-        target = ((data.get("CapacityReservationSpecification") or {}).get("CapacityReservationTarget") or {})
-        if target.get("CapacityReservationId") != plan["reservation_id"]:
-            problems.append("CapacityReservationSpecification: the reservation id is missing")
+    target = ((data.get("CapacityReservationSpecification") or {}).get("CapacityReservationTarget") or {})
+    if plan["reservation_group"]:
+        if not target.get("CapacityReservationResourceGroupArn") or "CapacityReservationId" in target:
+            problems.append("CapacityReservationSpecification: an UltraServer capacity block is targeted through "
+                            "its resource group (CapacityReservationResourceGroupArn) only")
+    elif plan["reservation_id"] and target.get("CapacityReservationId") != plan["reservation_id"]:
+        problems.append("CapacityReservationSpecification: the reservation id is missing")
+    if plan["capacity"] == "capacity-block" and data.get("Placement", {}).get("GroupName"):
+        problems.append("Placement: no placement group with a capacity block (its instances are placed together)")
     user_data = data.get("UserData")
     if isinstance(user_data, str):
         try:
@@ -161,8 +219,14 @@ def _check_lt(data: dict[str, Any], plan: dict[str, Any]) -> None:
 def _check(kind: str, files: dict[str, str], plan: dict[str, Any]) -> None:
     """Parse what was rendered and run our checks. Raises ValueError on a problem."""
     if kind == "launch-template-json":
-        _check_lt(json.loads(files["launch-template.json"])["LaunchTemplateData"], plan)
-        json.loads(files["prerequisites.json"])
+        request = json.loads(files["launch-template.json"])
+        _check_lt(request["LaunchTemplateData"], plan)
+        bundle = json.loads(files["prerequisites.json"])
+        steps = [*bundle["steps"], {"service": "ec2", "operation": "create_launch_template", "params": request},
+                 *bundle.get("after", [])]
+        problems = validate_aws_requests(steps)
+        if problems:
+            raise ValueError("generated requests fail botocore's parameter validation: " + "; ".join(problems))
     elif kind in ("launch-template-cloudformation", "cloudformation"):
         doc = load_cfn_yaml(next(iter(files.values())))
         _check_lt(doc["Resources"]["LaunchTemplate"]["Properties"]["LaunchTemplateData"], plan)
@@ -173,9 +237,12 @@ def _check(kind: str, files: dict[str, str], plan: dict[str, Any]) -> None:
             raise ValueError("PlacementGroup: strategy must be cluster")
     elif kind == "terraform":
         text = files["main.tf"]
-        if plan["efa"] and text.count('interface_type        = "efa"') != plan["instance"]["network_cards"]:
-            raise ValueError("terraform: one EFA interface per network card is required")
-        if 'http_tokens                 = "required"' not in text or "encrypted             = true" not in text:
+        efa_nics = re.findall(r'^ +interface_type += "(efa|efa-only)"$', text, re.M)
+        if plan["efa"] and (len(efa_nics) != plan["instance"]["network_cards"] or efa_nics[:1] != ["efa"]):
+            raise ValueError("terraform: one EFA interface per network card is required, `efa` on card 0")
+        if len(re.findall(r"^ +associate_public_ip_address += false$", text, re.M)) != len(plan["nics"]):
+            raise ValueError("terraform: every network interface needs associate_public_ip_address = false")
+        if not re.search(r'^ +http_tokens += "required"$', text, re.M) or not re.search(r"^ +encrypted += true$", text, re.M):
             raise ValueError("terraform: IMDSv2 and an encrypted root volume are required")
     elif kind == "parallelcluster":
         doc = yaml.safe_load(files["cluster.yaml"])

@@ -4,6 +4,10 @@
 # repository, whose key is installed as a dedicated keyring so apt verifies every package with it
 # (https://awsdocs-neuron.readthedocs-hosted.com/en/latest/torch/get-started/quickstart-torch-neuron.html).
 set -euo pipefail
+# cloud-init and unattended-upgrades hold the dpkg lock at first boot: wait for it (10 minutes)
+# rather than fail.
+APT_WAIT=(-o DPkg::Lock::Timeout=600)
+# shellcheck source=/dev/null  # the OS release file exists only on the instance
 . /etc/os-release
 curl -fsSL https://apt.repos.neuron.amazonaws.com/GPG-PUB-KEY-AMAZON-AWS-NEURON.PUB \
   | gpg --dearmor -o /usr/share/keyrings/neuron-archive-keyring.gpg
@@ -11,18 +15,24 @@ curl -fsSL https://apt.repos.neuron.amazonaws.com/GPG-PUB-KEY-AMAZON-AWS-NEURON.
 gpg --show-keys --with-fingerprint /usr/share/keyrings/neuron-archive-keyring.gpg
 echo "deb [signed-by=/usr/share/keyrings/neuron-archive-keyring.gpg] https://apt.repos.neuron.amazonaws.com ${VERSION_CODENAME} main" \
   > /etc/apt/sources.list.d/neuron.list
-apt-get update
-apt-get install -y "linux-headers-$(uname -r)" aws-neuronx-dkms aws-neuronx-runtime-lib aws-neuronx-collectives aws-neuronx-tools
+apt-get "${APT_WAIT[@]}" update
+# Pinned to Neuron 2.32, the newest release whose four package versions our sources give; the
+# driver and runtime are upgraded together.
+apt-get "${APT_WAIT[@]}" install -y "linux-headers-$(uname -r)" "aws-neuronx-dkms=2.30.2.0*" "aws-neuronx-runtime-lib=2.34.10.0*" "aws-neuronx-collectives=2.34.10.0*" "aws-neuronx-tools=2.32.28.0*"
+
 # EFA installer, checked against its published GPG key before it runs
-# (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/efa-start.html).
-cd /tmp
-curl -fsSLO https://efa-installer.amazonaws.com/aws-efa-installer-latest.tar.gz
-curl -fsSLO https://efa-installer.amazonaws.com/aws-efa-installer-latest.tar.gz.sig
-curl -fsSLO https://efa-installer.amazonaws.com/aws-efa-installer.key
-gpg --import aws-efa-installer.key
-gpg --verify aws-efa-installer-latest.tar.gz.sig aws-efa-installer-latest.tar.gz
-tar xzf aws-efa-installer-latest.tar.gz
-(cd aws-efa-installer && ./efa_installer.sh -y -g)
+# (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/efa-start.html). A plain AMI has no EFA
+# software; -g skips the GPU parts.
+if [ ! -e /opt/amazon/efa/bin/fi_info ]; then
+  cd /tmp
+  curl -fsSLO https://efa-installer.amazonaws.com/aws-efa-installer-latest.tar.gz
+  curl -fsSLO https://efa-installer.amazonaws.com/aws-efa-installer-latest.tar.gz.sig
+  curl -fsSLO https://efa-installer.amazonaws.com/aws-efa-installer.key
+  gpg --import aws-efa-installer.key
+  gpg --verify aws-efa-installer-latest.tar.gz.sig aws-efa-installer-latest.tar.gz
+  tar xzf aws-efa-installer-latest.tar.gz
+  (cd aws-efa-installer && ./efa_installer.sh -y -g)
+fi
 cat > /etc/profile.d/neuron.sh <<'NEURON_ENV'
 export PATH=/opt/aws/neuron/bin:$PATH
 export FI_PROVIDER=efa
@@ -31,13 +41,21 @@ NEURON_ENV
 # Logical NeuronCores: Trn2 defaults to LNC=2 (64 logical cores on trn2.48xlarge). To use LNC=1,
 # uncomment (and compile with -lnc 1):
 # echo "NEURON_LOGICAL_NC_CONFIG=1" > /opt/aws/neuron/logical_nc_config
-# neuron-monitor writes JSON metrics; keep them in a log the CloudWatch agent (if installed)
-# ships to CloudWatch Logs (the instance role allows CloudWatchAgentServerPolicy).
-cat > /etc/systemd/system/neuron-monitor.service <<'UNIT'
+# neuron-monitor streams JSON metrics (aws-neuronx-tools). Its sample CloudWatch exporter,
+# neuron-monitor-cloudwatch.py, turns them into CloudWatch metrics in the namespace below where the
+# image ships it; otherwise the JSON goes to a log file that the CloudWatch agent (if installed)
+# ships to CloudWatch Logs. The instance role allows both (CloudWatchAgentServerPolicy).
+# https://awsdocs-neuron.readthedocs-hosted.com/en/latest/tools/neuron-sys-tools/neuron-monitor-user-guide.html
+if [ -x /opt/aws/neuron/bin/neuron-monitor-cloudwatch.py ]; then
+  MONITOR_SINK='/opt/aws/neuron/bin/neuron-monitor-cloudwatch.py --namespace NeuronMonitor'
+else
+  MONITOR_SINK='cat >> /var/log/neuron-monitor.json'
+fi
+cat > /etc/systemd/system/neuron-monitor.service <<UNIT
 [Unit]
-Description=Neuron metrics (neuron-monitor) to /var/log/neuron-monitor.json
+Description=Neuron metrics (neuron-monitor) to CloudWatch
 [Service]
-ExecStart=/bin/sh -c '/opt/aws/neuron/bin/neuron-monitor >> /var/log/neuron-monitor.json'
+ExecStart=/bin/sh -c '/opt/aws/neuron/bin/neuron-monitor | ${MONITOR_SINK}'
 Restart=always
 [Install]
 WantedBy=multi-user.target
