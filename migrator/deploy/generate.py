@@ -50,6 +50,8 @@ def _lt_json(plan: dict[str, Any]) -> dict[str, str]:
         "placement_group": f"{plan['placement_group']}-{suffix}" if plan["placement_group"] else None,
         "partition": _partition(plan["region"]),
     }
+    _block_note(plan, "prerequisites.json `after` creates the group and its actions once you fill in "
+                "${CapacityBlockStartTime} and ${CapacityBlockScaleInTime}")
     context = {**plan, **names}
     return {"launch-template.json": render_template("ec2/launch-template.json.j2", context),
             "prerequisites.json": render_template("ec2/prerequisites.json.j2", context)}
@@ -77,11 +79,21 @@ def _lt_cfn(plan: dict[str, Any]) -> dict[str, str]:
     return {"launch-template.cfn.yaml": render_template("cloudformation/launch-template.yaml.j2", _cfn_context(plan))}
 
 
+def _block_note(plan: dict[str, Any], how: str) -> None:
+    if plan["capacity"] == "capacity-block":
+        plan["notes"].append("capacity block: the Auto Scaling group starts at 0 (it could not stabilize before the block "
+                             f"is active) and scheduled actions scale it out at the start and in before the end: {how}.")
+
+
 def _stack(plan: dict[str, Any]) -> dict[str, str]:
+    _block_note(plan, "give the stack parameters CapacityBlockStartTime and CapacityBlockScaleInTime (UTC, the "
+                "scale-in at least 40 minutes before the block's EndDate)")
     return {"stack.cfn.yaml": render_template("cloudformation/launch-template.yaml.j2", {**_cfn_context(plan), "full_stack": True})}
 
 
 def _terraform(plan: dict[str, Any]) -> dict[str, str]:
+    _block_note(plan, "set the variables capacity_block_start and capacity_block_end (UTC, from aws ec2 "
+                "describe-capacity-reservations); the scale-in runs 40 minutes before the end")
     refs = {"dns": "aws_fsx_lustre_file_system.shared.dns_name", "mount": "aws_fsx_lustre_file_system.shared.mount_name"}
     parts = [_to_hcl(value) if kind == "text" else refs[kind] for kind, value in _split_user_data(plan["user_data"])]
     # IAM name prefixes are limited to 38 characters; Terraform appends a unique suffix.
@@ -264,7 +276,7 @@ KINDS: dict[str, tuple[Renderer, str]] = {
     "launch-template-json": (_lt_json, "EC2 launch template as boto3 / aws-cli JSON, plus the prerequisite calls"),
     "launch-template-cloudformation": (_lt_cfn, "EC2 launch template with its placement group, EFA security group and IAM"),
     "cloudformation": (_stack, "full CloudFormation stack: the above plus an Auto Scaling group of --nodes"),
-    "terraform": (_terraform, "the same stack as Terraform HCL (AMI through aws_ssm_parameter)"),
+    "terraform": (_terraform, "the same stack as Terraform HCL (AMI through resolve:ssm, hashicorp/aws ~> 6.25)"),
     "parallelcluster": (_parallelcluster, "ParallelCluster 3 config with a Slurm queue for the type"),
     "eks": (_eks, "EKS: Karpenter EC2NodeClass and NodePool, Neuron and EFA device plugins, an example workload"),
     "user-data": (_user_data, "the instance user data script (configuration on a DLAMI, full install on a plain AMI)"),
