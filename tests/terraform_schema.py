@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +23,9 @@ PACKAGE_VERSION = "21.22.1"
 META_ARGUMENTS = {"count", "for_each", "provider", "depends_on"}
 META_BLOCKS = {"lifecycle", "provisioner", "connection", "dynamic", "timeouts"}
 
-_ENTRY = re.compile(r'(\w+): \{\s*value: (.*?),\s*isBlock: (true|false),\s*type: "(\w+)"', re.S)
+_ENTRY = re.compile(r'(\w+): \{\s*value: (.*?),\s*isBlock: (true|false),\s*type: "(\w+)"', re.DOTALL)
 _STRUCT_FN = re.compile(r"(?<![\w.])([a-z]\w*)ToHclTerraform\b")
-_INTERFACE = re.compile(r"export interface (\w+)[^{]*\{(.*?)\n\}", re.S)
+_INTERFACE = re.compile(r"export interface (\w+)[^{]*\{(.*?)\n\}", re.DOTALL)
 _PROPERTY = re.compile(r"#(\w+) \w+#\w+\}\s*(?:\*[^\n]*\n\s*)*\*/\s*readonly \w+(\?)?:")
 
 
@@ -33,7 +33,7 @@ _PROPERTY = re.compile(r"#(\w+) \w+#\w+\}\s*(?:\*[^\n]*\n\s*)*\*/\s*readonly \w+
 class Block:
     """One schema level: argument name -> nested Block (for blocks) or None (attributes)."""
 
-    arguments: dict[str, "Block | None"] = field(default_factory=dict)
+    arguments: dict[str, Block | None] = field(default_factory=dict)
     required: set[str] = field(default_factory=set)
 
 
@@ -95,7 +95,7 @@ def _check_package() -> None:
     assert json.loads(package.read_text())["version"] == PACKAGE_VERSION
 
 
-@lru_cache(maxsize=None)
+@cache
 def schema_for(kind: str, tf_type: str) -> Block | None:
     """The schema of one resource, data source (`kind` "resource"/"data") or the provider
     ("provider", "aws"); None if the package has no such type. The package names each folder

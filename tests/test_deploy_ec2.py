@@ -41,15 +41,20 @@ from pathlib import Path
 
 import boto3
 import pytest
+from conftest import ROOT
 from moto import mock_aws
 
-from conftest import ROOT
 from migrator.deploy.checks import validate_aws_requests
 from migrator.deploy.generate import render_kind
-from migrator.deploy.launch_template import DeploymentSpec, SpecError, load_cfn_yaml, load_instances
+from migrator.deploy.launch_template import (
+    DeploymentSpec,
+    SpecError,
+    load_cfn_yaml,
+    load_instances,
+)
 
 sys.path.insert(0, str(Path(__file__).parent))
-import terraform_schema  # noqa: E402
+import terraform_schema
 
 TYPES = ["trn1.32xlarge", "trn1n.32xlarge", "trn2.48xlarge", "trn2u.48xlarge", "inf2.xlarge", "inf2.48xlarge"]
 CAPACITIES = ["on-demand", "reservation", "capacity-block"]
@@ -99,7 +104,7 @@ def matrix(tmp_path_factory):
     return root, rendered
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _hcl(text: str):
     import hcl2
 
@@ -150,11 +155,11 @@ def test_json_prerequisites_give_the_role_what_the_stacks_give(matrix):
 
 
 def test_json_names_differ_between_deployments_and_repeat_for_the_same_one():
-    base = dict(instance_type="trn2.48xlarge", region="us-east-2", name="team")
+    base = {"instance_type": "trn2.48xlarge", "region": "us-east-2", "name": "team"}
     first, _ = render_kind("launch-template-json", DeploymentSpec(**base))
     again, _ = render_kind("launch-template-json", DeploymentSpec(**base))
     other, _ = render_kind("launch-template-json", DeploymentSpec(**base, nodes=4, workload="inference"))
-    names = lambda files: (json.loads(files["launch-template.json"])["LaunchTemplateName"],  # noqa: E731
+    names = lambda files: (json.loads(files["launch-template.json"])["LaunchTemplateName"],
                            json.loads(files["prerequisites.json"])["steps"][0]["params"]["RoleName"])
     assert names(first) == names(again) and names(first)[0] != names(other)[0] and names(first)[1] != names(other)[1]
     assert re.fullmatch(r"team-trn2-48xlarge-[0-9a-f]{8}", names(first)[0])
@@ -407,7 +412,7 @@ def _seed_dlami(account, region, ami):
 def _substitute(obj, values):
     text = json.dumps(obj)
     for key, value in values.items():
-        text = text.replace("${%s}" % key, value)
+        text = text.replace(f"${{{key}}}", value)
     return json.loads(text)
 
 
@@ -489,3 +494,20 @@ def test_moto_creates_every_stack_and_json_bundle(matrix, aws_env):
                 "LaunchTemplateVersions"][0]["LaunchTemplateData"]
             assert stored["NetworkInterfaces"] == request["LaunchTemplateData"]["NetworkInterfaces"], tag
             assert stored["BlockDeviceMappings"][0]["Ebs"].get("KmsKeyId") == kw.get("kms_key_arn")
+
+
+def test_layout_check_rejects_a_public_ip_and_an_efa_only_primary():
+    from migrator.deploy.checks import check_launch_template_data
+
+    files, _ = render_kind("launch-template-json", DeploymentSpec(instance_type="trn1.32xlarge", region="us-east-2"))
+    good = json.loads(files["launch-template.json"])["LaunchTemplateData"]
+    facts = {**load_instances()["trn1.32xlarge"], "type": "trn1.32xlarge"}
+    assert check_launch_template_data(good, facts, efa=True) == []
+    unsaid = copy.deepcopy(good)
+    del unsaid["NetworkInterfaces"][3]["AssociatePublicIpAddress"]
+    assert check_launch_template_data(unsaid, facts, efa=True) == [
+        "NetworkInterfaces[3]: AssociatePublicIpAddress must be false"]
+    primary = copy.deepcopy(good)
+    primary["NetworkInterfaces"][0]["InterfaceType"] = "efa-only"
+    assert check_launch_template_data(primary, facts, efa=True) == [
+        "NetworkInterfaces: the primary interface (card 0, device 0) cannot be efa-only"]

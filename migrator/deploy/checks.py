@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import re
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 __all__ = ["check_launch_template_data", "validate_aws_requests"]
@@ -20,7 +20,7 @@ _EXAMPLES = {
 }
 
 
-@lru_cache(maxsize=None)
+@cache
 def _operations(service: str) -> tuple[Any, dict[str, str]]:
     import botocore.session
     from botocore import xform_name
@@ -45,7 +45,7 @@ def validate_aws_requests(steps: list[dict[str, Any]]) -> list[str]:
         if unknown:
             problems.append(f"step {index} ({step['operation']}): unknown placeholders {unknown}")
         for key, value in _EXAMPLES.items():
-            text = text.replace("${%s}" % key, value)
+            text = text.replace(f"${{{key}}}", value)
         model, names = _operations(step["service"])
         if step["operation"] not in names:
             problems.append(f"step {index}: {step['service']} has no operation {step['operation']}")

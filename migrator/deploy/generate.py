@@ -249,12 +249,12 @@ def _check(kind: str, files: dict[str, str], plan: dict[str, Any]) -> None:
             raise ValueError("PlacementGroup: strategy must be cluster")
     elif kind == "terraform":
         text = files["main.tf"]
-        efa_nics = re.findall(r'^ +interface_type += "(efa|efa-only)"$', text, re.M)
+        efa_nics = re.findall(r'^ +interface_type += "(efa|efa-only)"$', text, re.MULTILINE)
         if plan["efa"] and (len(efa_nics) != plan["instance"]["network_cards"] or efa_nics[:1] != ["efa"]):
             raise ValueError("terraform: one EFA interface per network card is required, `efa` on card 0")
-        if len(re.findall(r"^ +associate_public_ip_address += false$", text, re.M)) != len(plan["nics"]):
+        if len(re.findall(r"^ +associate_public_ip_address += false$", text, re.MULTILINE)) != len(plan["nics"]):
             raise ValueError("terraform: every network interface needs associate_public_ip_address = false")
-        if not re.search(r'^ +http_tokens += "required"$', text, re.M) or not re.search(r"^ +encrypted += true$", text, re.M):
+        if not re.search(r'^ +http_tokens += "required"$', text, re.MULTILINE) or not re.search(r"^ +encrypted += true$", text, re.MULTILINE):
             raise ValueError("terraform: IMDSv2 and an encrypted root volume are required")
     elif kind == "parallelcluster":
         doc = yaml.safe_load(files["cluster.yaml"])
