@@ -2,10 +2,10 @@
 # Every value is an HCL string literal with ${ and %{ escaped: names and tags stay data.
 terraform {
   required_version = ">= 1.5"
+  # Checked against the provider 6.25.0 schema (@cdktf/provider-aws 21.22.1).
   required_providers {
     aws = {
-      source = "hashicorp/aws"
-      # Checked against the provider 6.25.0 schema (@cdktf/provider-aws 21.22.1).
+      source  = "hashicorp/aws"
       version = "~> 6.25"
     }
   }
