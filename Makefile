@@ -8,7 +8,7 @@ E2E_VENV := .venv-e2e
 PIP := --quiet --disable-pip-version-check
 OUT := demo-out
 
-.PHONY: demo test e2e goldens docs clean assess-screenshot
+.PHONY: demo test e2e goldens docs clean assess-screenshot terraform-fmt
 
 $(DEMO_VENV)/.done: pyproject.toml
 	$(PYTHON) -m venv $(DEMO_VENV)
@@ -39,6 +39,25 @@ $(PCLUSTER_VENV)/.done:
 tests/k8s/node_modules/.done: tests/k8s/package.json
 	cd tests/k8s && npm install --no-audit --no-fund --silent
 	touch $@
+
+# Terraform outputs are checked against the AWS provider's schema carried by @cdktf/provider-aws
+# (its generated per-resource code; tests/terraform_schema.py reads it). Only package.json and lib/
+# are unpacked: the 130 MB .jsii type file is not needed.
+TF_SCHEMA := tests/terraform/provider-aws
+TF_SCHEMA_PKG := @cdktf/provider-aws@21.22.1
+$(TF_SCHEMA)/.done:
+	rm -rf $(TF_SCHEMA) && mkdir -p $(TF_SCHEMA)
+	cd $(TF_SCHEMA) && npm pack --silent $(TF_SCHEMA_PKG) >/dev/null \
+		&& tar xzf cdktf-provider-aws-*.tgz --wildcards 'package/package.json' 'package/lib/*.js' 'package/lib/*.d.ts' \
+		&& rm cdktf-provider-aws-*.tgz
+	touch $@
+
+# `terraform fmt -check` on every rendered Terraform file. No registry package carries a current
+# terraform binary (PyPI's terraform-binary ships 0.11; npm's `terraform` is another project), so
+# this runs where a terraform binary is installed and is not part of `make test`.
+terraform-fmt: $(TEST_VENV)/.done
+	@command -v terraform >/dev/null || { echo "terraform-fmt: no terraform binary on PATH"; exit 1; }
+	NRN_TERRAFORM=$$(command -v terraform) $(TEST_VENV)/bin/python -m pytest -q tests/test_deploy_ec2.py -k terraform_fmt
 
 demo: $(DEMO_VENV)/.done
 	@rm -rf $(OUT) && mkdir -p $(OUT)
@@ -77,7 +96,7 @@ assess-screenshot: $(DEMO_VENV)/.done
 	@echo "wrote $(OUT)/assess.png"
 
 # One worker per CPU (pytest-xdist): most tests run the CLI or whole programs in subprocesses.
-test: $(TEST_VENV)/.done $(CHECKOV_VENV)/.done $(PCLUSTER_VENV)/.done tests/k8s/node_modules/.done
+test: $(TEST_VENV)/.done $(CHECKOV_VENV)/.done $(PCLUSTER_VENV)/.done tests/k8s/node_modules/.done $(TF_SCHEMA)/.done
 	$(TEST_VENV)/bin/python -m pytest -q -n auto
 
 # PyTorch/XLA 2.9 end to end (not part of `make test`): torch 2.9.0 from PyPI is the CUDA build,

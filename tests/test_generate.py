@@ -110,8 +110,11 @@ def test_terraform_parses_and_has_the_stack():
     lt = list(resources["aws_launch_template"].values())[0]
     lt = lt[list(lt)[0]] if isinstance(lt, dict) and len(lt) == 1 and "network_interfaces" not in lt else lt
     text = render("terraform")["main.tf"]
-    assert text.count("network_interfaces {") == 16 and text.count('interface_type        = "efa"') == 16
-    assert 'data "aws_ssm_parameter" "ami"' in text and "data.aws_ssm_parameter.ami.value" in text
+    assert text.count("network_interfaces {") == 16
+    assert text.count('interface_type              = "efa"') == 1 and text.count('interface_type              = "efa-only"') == 15
+    # EC2 resolves the AMI at launch (no data source whose value changes every plan).
+    assert 'image_id      = "resolve:ssm:/aws/service/neuron/dlami/base/ubuntu-24.04/latest/image_id"' in text
+    assert "aws_ssm_parameter" not in text
 
 
 # -- ParallelCluster and user data ----------------------------------------------------------
@@ -130,7 +133,7 @@ def test_parallelcluster_config_and_its_setup_script():
 def test_user_data_is_valid_bash_and_installs_only_on_a_plain_ami(plain):
     text = render("user-data", plain_ami=plain)["user-data.sh"]
     subprocess.run(["bash", "-n"], input=text, text=True, check=True)
-    assert ("apt-get install" in text) == plain
+    assert ('"aws-neuronx-dkms=' in text) == plain
     assert "FI_PROVIDER=efa" in text and "neuron-monitor" in text and "logical_nc_config" in text
     if plain:
         assert "signed-by=/usr/share/keyrings/neuron-archive-keyring.gpg" in text and "gpg --verify" in text
@@ -167,7 +170,7 @@ def test_hostile_tag_values_stay_data(kind):
     if kind == "launch-template-json":
         doc = json.loads(files["launch-template.json"])
         assert {"Key": "team", "Value": NASTY} in doc["TagSpecifications"][0]["Tags"]
-        assert set(doc) == {"LaunchTemplateName", "VersionDescription", "LaunchTemplateData", "TagSpecifications"}
+        assert set(doc) == {"LaunchTemplateName", "ClientToken", "VersionDescription", "LaunchTemplateData", "TagSpecifications"}
     elif kind in ("launch-template-cloudformation", "cloudformation"):
         doc = load_cfn_yaml(next(iter(files.values())))
         tags = doc["Resources"]["EfaSecurityGroup"]["Properties"]["Tags"]

@@ -363,8 +363,15 @@ def plan_launch_template(spec: DeploymentSpec) -> dict[str, Any]:
     efa = inst["efa_interfaces"] > 0 if spec.efa is None else spec.efa
     cards = inst["network_cards"] if efa else 1
     subnet = spec.subnet_ids[0] if spec.subnet_ids else None
+    # terraform-aws-eks's EFA layout: card 0 carries the `efa` interface with the instance's IP
+    # (device 0); every other card an `efa-only` interface (device 1), which needs no IP address.
+    # moto's DescribeInstanceTypes data lists efa-only for every card of the catalog's EFA types
+    # (iac.md §2; tests/test_deploy_ec2.py checks it); a declared type (Trn3) keeps `efa`, as its
+    # per-card interface types are unpublished.
+    efa_only = efa and inst["confidence"] != "declared"
     nics = [
-        {"card": i, "device": 0 if i == 0 else 1, "efa": efa}
+        {"card": i, "device": 0 if i == 0 else 1, "efa": efa,
+         "type": ("efa" if i == 0 or not efa_only else "efa-only") if efa else "interface"}
         for i in range(cards)
     ]
     notes = []
@@ -398,12 +405,12 @@ def plan_launch_template(spec: DeploymentSpec) -> dict[str, Any]:
     if spec.s3_prefix:
         bucket, _, prefix = spec.s3_prefix[len("s3://"):].partition("/")
         s3 = {"bucket": bucket, "prefix": prefix.strip("/")}
-    user_data = render_template("ec2/user-data.sh.j2", {
+    fsx = _fsx_plan(spec)
+    user_data = render_user_data({
         "efa": efa, "target": inst["target"], "family": inst["family"], "plain_ami": spec.plain_ami,
-        "name": spec.name,
+        "name": spec.name, "region": spec.region, "fsx": fsx,
+        "instance_store": SCRATCH_DIR if inst["family"] in INSTANCE_STORE_FAMILIES else None,
     })
-    if len(user_data.encode()) > 16384:
-        raise ValueError("user data is over EC2's 16 KB limit")
     return {
         "full_stack": False,
         "workload": spec.workload,
@@ -424,7 +431,12 @@ def plan_launch_template(spec: DeploymentSpec) -> dict[str, Any]:
         "extra_security_groups": list(spec.security_group_ids),
         "image": image,
         "root": {"device": ROOT_DEVICE, "size": spec.root_volume_gib},
-        "placement_group": f"{spec.name}-cluster" if efa else None,
+        # A capacity block's instances are already placed together (EC2 UltraClusters, API
+        # CapacityBlock), and ParallelCluster warns on a placement group with one: none then.
+        "placement_group": f"{spec.name}-cluster" if efa and spec.capacity != "capacity-block" else None,
+        # Trn2 UltraServer capacity blocks are targeted through a Capacity Reservation resource
+        # group (EC2 user guide, "Create a resource group for UltraServer Capacity Blocks").
+        "reservation_group": spec.capacity == "capacity-block" and inst["family"] == "trn2u",
         "security_group_name": f"{spec.name}-efa" if efa else f"{spec.name}-nodes",
         "role_name": f"{spec.name}-node-role",
         "profile_name": f"{spec.name}-node-profile",
@@ -433,11 +445,36 @@ def plan_launch_template(spec: DeploymentSpec) -> dict[str, Any]:
         "user_data_b64": base64.b64encode(user_data.encode()).decode(),
         "notes": notes,
         "cluster_name": spec.cluster_name or spec.name,
-        "fsx": _fsx_plan(spec),
+        "fsx": fsx,
         "kms_key_arn": spec.kms_key_arn,
         "vpc_cidr": spec.vpc_cidr,
         "restrict_egress": spec.restrict_egress,
     }
+
+
+# Families with local NVMe instance store on their large sizes (moto's DescribeInstanceTypes data,
+# iac.md §2; inf2 has none). User data finds the devices at boot, so a size without them is a no-op.
+INSTANCE_STORE_FAMILIES = ("trn1", "trn1n", "trn2", "trn2u")
+SCRATCH_DIR = "/scratch"  # ParallelCluster's default EphemeralVolume.MountDir
+# Stand-ins for the attributes of a file system the stack itself creates; the CloudFormation and
+# Terraform templates replace them with references (GetAtt DNSName / dns_name, mount name).
+FSX_DNS_MARKER = "@@FSX_DNS_NAME@@"
+FSX_MOUNT_MARKER = "@@FSX_MOUNT_NAME@@"
+
+
+def render_user_data(context: dict[str, Any]) -> str:
+    """The EC2 user data script (templates/ec2/user-data.sh.j2) for `context`.
+
+    `context` needs efa, target, family, plain_ami, name; region, fsx and instance_store are
+    optional (None = leave that part out). Raises ValueError above EC2's 16 KB limit.
+    """
+    fsx = context.get("fsx")
+    if fsx and fsx["kind"] == "new":
+        fsx = {**fsx, "dns_name": FSX_DNS_MARKER, "mount_name": FSX_MOUNT_MARKER}
+    text = render_template("ec2/user-data.sh.j2", {"region": None, "instance_store": None, **context, "fsx": fsx})
+    if len(text.encode()) > 16384:
+        raise ValueError("user data is over EC2's 16 KB limit")
+    return text
 
 
 def _fsx_plan(spec: DeploymentSpec) -> dict[str, Any] | None:

@@ -3,6 +3,9 @@
 # Configuration only: the Neuron DLAMI already ships the driver, runtime, collectives, tools and
 # the EFA software (https://awsdocs-neuron.readthedocs-hosted.com/en/latest/deploy/environments/dlami.html).
 set -euo pipefail
+# cloud-init and unattended-upgrades hold the dpkg lock at first boot: wait for it (10 minutes)
+# rather than fail.
+APT_WAIT=(-o DPkg::Lock::Timeout=600)
 cat > /etc/profile.d/neuron.sh <<'NEURON_ENV'
 export PATH=/opt/aws/neuron/bin:$PATH
 export FI_PROVIDER=efa
@@ -11,13 +14,40 @@ NEURON_ENV
 # Logical NeuronCores: Trn2 defaults to LNC=2 (64 logical cores on trn2.48xlarge). To use LNC=1,
 # uncomment (and compile with -lnc 1):
 # echo "NEURON_LOGICAL_NC_CONFIG=1" > /opt/aws/neuron/logical_nc_config
-# neuron-monitor writes JSON metrics; keep them in a log the CloudWatch agent (if installed)
-# ships to CloudWatch Logs (the instance role allows CloudWatchAgentServerPolicy).
-cat > /etc/systemd/system/neuron-monitor.service <<'UNIT'
+# Local NVMe instance store (trn1/trn2 sizes carry it, iac.md §2) as one RAID0 array at
+# /scratch for scratch data and compile caches; its contents end with the instance.
+# Devices are found by their NVMe model name, so EBS volumes are never touched.
+SCRATCH_DIR=/scratch
+
+mapfile -t LOCAL_NVME < <(lsblk -dnpo NAME,MODEL | awk '/Amazon EC2 NVMe Instance Storage/ {print $1}')
+if [ "${#LOCAL_NVME[@]}" -gt 0 ] && ! mountpoint -q "$SCRATCH_DIR"; then
+  command -v mdadm >/dev/null || apt-get "${APT_WAIT[@]}" install -y mdadm
+  if [ "${#LOCAL_NVME[@]}" -gt 1 ]; then
+    mdadm --create /dev/md0 --level=0 --raid-devices="${#LOCAL_NVME[@]}" --run "${LOCAL_NVME[@]}"
+    LOCAL_DEVICE=/dev/md0
+  else
+    LOCAL_DEVICE="${LOCAL_NVME[0]}"
+  fi
+  mkfs.ext4 -F -E nodiscard "$LOCAL_DEVICE"
+  mkdir -p "$SCRATCH_DIR"
+  mount -o noatime "$LOCAL_DEVICE" "$SCRATCH_DIR"
+  chmod 1777 "$SCRATCH_DIR"
+fi
+# neuron-monitor streams JSON metrics (aws-neuronx-tools). Its sample CloudWatch exporter,
+# neuron-monitor-cloudwatch.py, turns them into CloudWatch metrics in the namespace below where the
+# image ships it; otherwise the JSON goes to a log file that the CloudWatch agent (if installed)
+# ships to CloudWatch Logs. The instance role allows both (CloudWatchAgentServerPolicy).
+# https://awsdocs-neuron.readthedocs-hosted.com/en/latest/tools/neuron-sys-tools/neuron-monitor-user-guide.html
+if [ -x /opt/aws/neuron/bin/neuron-monitor-cloudwatch.py ]; then
+  MONITOR_SINK='/opt/aws/neuron/bin/neuron-monitor-cloudwatch.py --namespace NeuronMonitor --region us-east-2'
+else
+  MONITOR_SINK='cat >> /var/log/neuron-monitor.json'
+fi
+cat > /etc/systemd/system/neuron-monitor.service <<UNIT
 [Unit]
-Description=Neuron metrics (neuron-monitor) to /var/log/neuron-monitor.json
+Description=Neuron metrics (neuron-monitor) to CloudWatch
 [Service]
-ExecStart=/bin/sh -c '/opt/aws/neuron/bin/neuron-monitor >> /var/log/neuron-monitor.json'
+ExecStart=/bin/sh -c '/opt/aws/neuron/bin/neuron-monitor | ${MONITOR_SINK}'
 Restart=always
 [Install]
 WantedBy=multi-user.target
