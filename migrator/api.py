@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
 
 from migrator.core.catalogue import Catalogue, load_catalogue, not_scanned as _parse_error
-from migrator.sources.discover import discover, is_test_path
+from migrator.sources.discover import discover, gitignore_spec, is_test_path
 from migrator.core.options import ScanOptions
 from migrator.sources import source_for
 from migrator.sources.codec import before_text, decode_python, decode_text, encode, prefilter_text, unparsable
@@ -186,10 +186,8 @@ def _per_file_filter(options: ScanOptions) -> Callable[[Finding], bool]:
     """True for a finding that `per_file_ignores` does not drop."""
     if not options.per_file_ignores:
         return lambda f: True
-    import pathspec
-
     root = (options.root or Path.cwd()).resolve()
-    specs = [(pathspec.GitIgnoreSpec.from_lines([pattern]), codes) for pattern, codes in options.per_file_ignores]
+    specs = [(gitignore_spec([pattern]), codes) for pattern, codes in options.per_file_ignores]
 
     def keep(f: Finding) -> bool:
         try:

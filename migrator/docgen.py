@@ -44,6 +44,7 @@ def rule_record(rule: RuleSpec, details: bool = False) -> dict[str, Any]:
         "references": list(rule.docs["references"]),
         "effort": {t: rule.effort_for(t) for t in TARGETS},
         "blocker": rule.blocker,
+        "in_tests": rule.in_tests,
     }
     if details:
         record["what"] = " ".join(rule.docs["what"].split())
@@ -82,6 +83,8 @@ def render_rules_doc(catalogue: Catalogue) -> str:
         efforts = sorted(set(r.efforts.values())) or ["medium"]
         out += ["", "### Effort (assess)", "", f"`{'`, `'.join(efforts)}` per finding left after `fix`"
                 + (f". Blocker: {r.blocker}." if r.blocker else ".")]
+        if not r.in_tests:
+            out += ["", "Not reported in test files (a test runs once: no recompiles or fallbacks to pay for)."]
         out += ["", "### References", ""] + [f"- <{u}>" for u in r.docs["references"]]
     return "\n".join(out) + "\n"
 

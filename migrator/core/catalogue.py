@@ -53,6 +53,8 @@ class RuleSpec:
     # as a team rule, counts as DEFAULT_EFFORT) and why the flagged code has no Neuron path.
     efforts: dict[str, str] = field(default_factory=dict, compare=False)
     blocker: str | None = None
+    # False: the rule reports nothing in test files (`in_tests: "off"`).
+    in_tests: bool = True
 
     def effort_for(self, target: str) -> str:
         """The effort bucket of one finding of this rule on `target` (before `fix`)."""
@@ -188,6 +190,7 @@ def _build(data: dict[str, Any], path: Path) -> RuleSpec:
         raw=data,
         efforts=efforts,
         blocker=data.get("blocker"),
+        in_tests=data.get("in_tests") != "off",
     )
 
 

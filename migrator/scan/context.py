@@ -25,6 +25,7 @@ __all__ = ["Context"]
 
 ENV_NAME = re.compile(r"[A-Z][A-Z0-9]*(_[A-Z0-9]+)+")  # MASTER_ADDR, CUDA_VISIBLE_DEVICES
 _UPPER_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
+MAX_ENV_NAMES = 8
 BACKEND_NAME = re.compile(r"(?i)(^|_)backend$")
 # Calls that hand a module to be patched or probed, not used: `monkeypatch.setattr(torch.cuda, ...)`.
 _PATCH_CALLS = frozenset({"setattr", "delattr", "object", "hasattr"})
@@ -66,6 +67,8 @@ class Context(cst.CSTVisitor):
         self.quiet = 0
         self.dtype_ctx: set[int] = set()
         self.env_ctx: set[int] = set()
+        self.env_lists: dict[int, int] = {}  # a name in a list of variable names -> the list
+        self.env_lists_reported: set[tuple[str, int]] = set()
         self.fstrings = 0
         self.values = ModuleValues(module)
         self.value_scopes: list[ScopeValues] = [self.values.module]
@@ -93,7 +96,7 @@ class Context(cst.CSTVisitor):
 
     def add(self, rule: RuleSpec, node: cst.CSTNode, **values: Any) -> None:
         context = values.pop("context", {})
-        if rule.id not in self.index.enabled:
+        if rule.id not in self.index.enabled or (self.is_test and not rule.in_tests):
             return
         if self.index.operator_info and (entry := self.index.operator(rule, str(values.get("name", "")))) is not None:
             # An operators.yaml entry: its status, SDK and source go into the message.
@@ -266,10 +269,13 @@ class Context(cst.CSTVisitor):
         # of variable names the program reads, sets or forwards, so each is an environment key.
         values = [_string_value(e.value) for e in node.elements]
         # PATH and HOME have no underscore: every name upper case, at least one ENV_NAME-shaped.
-        if len(values) > 1 and all(v is not None and _UPPER_NAME.fullmatch(v) for v in values) \
+        # More than MAX_ENV_NAMES names is an inventory a program logs or dumps (torch's DDP lists
+        # every NCCL_* variable it prints), not the few it sets or forwards.
+        if 1 < len(values) <= MAX_ENV_NAMES and all(v is not None and _UPPER_NAME.fullmatch(v) for v in values) \
                 and any(ENV_NAME.fullmatch(v) for v in values) \
                 and any(t in self._module_code() for t in ("environ", "getenv", "setenv")):
             self.env_ctx.update(id(e.value) for e in node.elements)
+            self.env_lists.update((id(e.value), id(node)) for e in node.elements)
 
     def visit_List(self, node: cst.List) -> None:
         self._names_list(node)

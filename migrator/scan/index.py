@@ -81,7 +81,10 @@ class RuleIndex:
                         need(n, ((f".{n}(",),))
                 elif kind == "mask-index":
                     self.mask_indexes.append((rule, m, self.pattern(m["index_names"], rule)))
-                    need("[", (("[",),))
+                    for function in m.get("in_functions", ()):  # `def forward` and an index
+                        need(f"def {function}", ((f"def {function}", "["),))
+                    if not m.get("in_functions"):
+                        need("[", (("[",),))
                 elif kind == "builtin-call":
                     for n in m["names"]:
                         self.builtins.setdefault(n, []).append((rule, m))

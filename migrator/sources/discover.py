@@ -11,7 +11,7 @@ import pathspec
 
 from migrator.core.fsutil import is_inside
 
-__all__ = ["file_kind", "discover", "is_test_path", "SKIP_DIRS"]
+__all__ = ["file_kind", "discover", "is_test_path", "gitignore_spec", "SKIP_DIRS"]
 
 SKIP_DIRS = {
     ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "__pycache__", "node_modules",
@@ -57,6 +57,16 @@ def file_kind(path: Path) -> str | None:
 MAX_WILDCARDS = 8
 
 
+def gitignore_spec(lines: list[str]) -> pathspec.GitIgnoreSpec:
+    """Gitignore-style patterns, matched by pathspec's own `re` backend.
+
+    pathspec picks google-re2 or hyperscan when either is installed (cel-python pulls in re2),
+    and those encode every path as UTF-8: a file name that is not valid UTF-8 (surrogate
+    escapes) would stop the whole run. The `re` backend takes any str.
+    """
+    return pathspec.GitIgnoreSpec.from_lines(lines, backend="simple")
+
+
 def too_many_wildcards(pattern: str) -> bool:
     """True for a gitignore-style pattern with more than MAX_WILDCARDS `*` (a `**` counts once)."""
     return pattern.replace("**", "*").count("*") > MAX_WILDCARDS
@@ -81,7 +91,7 @@ def _gitignore(root: Path) -> pathspec.GitIgnoreSpec | None:
         lines = ignore.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return None
-    return pathspec.GitIgnoreSpec.from_lines([line for line in lines if not too_many_wildcards(line)])
+    return gitignore_spec([line for line in lines if not too_many_wildcards(line)])
 
 
 def discover(paths: Iterable[str | os.PathLike[str]], exclude: Iterable[str] = (), *, force_exclude: bool = False,
@@ -106,7 +116,7 @@ def discover(paths: Iterable[str | os.PathLike[str]], exclude: Iterable[str] = (
     Raises:
         FileNotFoundError: a path does not exist.
     """
-    excluded = pathspec.GitIgnoreSpec.from_lines(list(exclude))
+    excluded = gitignore_spec(list(exclude))
     base = (root or Path.cwd()).resolve()
     for raw in paths:
         given = Path(raw)

@@ -68,5 +68,10 @@ def match(ctx: Any, node: cst.SimpleString | cst.FormattedString) -> None:
             if context == "command" and id(node) in ctx.declarations:
                 continue  # `add_argument("--fp16", help=...)` declares the flag, it does not pass it
             if pattern.search(value) and (context != "env" or id(node) in ctx.env_ctx):
+                names_list = ctx.env_lists.get(id(node)) if context == "env" else None
+                if names_list is not None:
+                    if (rule.id, names_list) in ctx.env_lists_reported:
+                        return  # one finding per rule and list of names: the list is one choice
+                    ctx.env_lists_reported.add((rule.id, names_list))
                 ctx.add(rule, node, value=value)
                 return
