@@ -230,6 +230,14 @@ def test_trn3_can_be_declared_in_a_spec(cli, tmp_path):
     (["cloudformation", "--instance-type", "inf2.xlarge", "--efa"], "--efa"),
     (["cloudformation", "--instance-type", "trn2.48xlarge", "--workload", "serving"], "--workload"),
     (["helm", "--instance-type", "trn2.48xlarge"], "KIND"),
+    (["cloudformation", "--instance-type", "trn2.48xlarge", "--fsx-storage-gib", "1000"], "--fsx-storage-gib"),
+    (["terraform", "--instance-type", "trn2.48xlarge", "--fsx-file-system-id", "fs-0123456789abcdef0"], "--fsx-mount-name"),
+    (["cloudformation", "--instance-type", "trn2.48xlarge", "--fsx-storage-gib", "2400",
+      "--fsx-file-system-id", "fs-0123456789abcdef0", "--fsx-mount-name", "abcdefgh"], "--fsx-storage-gib"),
+    (["terraform", "--instance-type", "trn2.48xlarge", "--restrict-egress"], "--vpc-cidr"),
+    (["cloudformation", "--instance-type", "trn2.48xlarge", "--vpc-cidr", "10.0.0.1/16"], "--vpc-cidr"),
+    (["eks", "--instance-type", "trn2.48xlarge", "--kms-key-arn", "arn:aws:kms:us-west-2:123456789012:alias/ml"], "--kms-key-arn"),
+    (["eks", "--instance-type", "trn2.48xlarge", "--cluster-name", "bad name"], "--cluster-name"),
 ])
 def test_impossible_specs_exit_2_naming_the_field_and_write_nothing(cli, tmp_path, args, field):
     proc = cli("generate", *args, "--region", "us-east-2", "--output", tmp_path / "out")
