@@ -259,24 +259,22 @@ def run_scans(folder: Path, files: list[CorpusFile], json_dir: Path | None, from
     for cf in files:
         groups[cf.target].append(cf)
     results = {}
-    try:
-        folder_arg = os.path.relpath(folder, REPO_ROOT)
-    except ValueError:
-        folder_arg = str(folder)
+    # Each scan runs from the corpus folder, with paths relative to it, as a user scans their own
+    # repository: a path through this repository's tests/ folder would make every file a test file.
     for target in sorted(groups):
         if from_json:
             results[target] = json.loads((json_dir / f"{target}.json").read_text())
             continue
         if target == "portable":
-            paths = [folder_arg]       # whole folder: package-level logic sees every file
+            paths = ["."]       # whole folder: package-level logic sees every file
         else:
-            paths = [os.path.relpath(cf.path, REPO_ROOT) for cf in groups[target]]
+            paths = [os.path.relpath(cf.path, folder) for cf in groups[target]]
         env = dict(os.environ)
         env["NRN_CACHE_DIR"] = tempfile.mkdtemp(prefix="nrn-cache-")
         env["PYTHONPATH"] = str(REPO_ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         cmd = [sys.executable, "-m", "migrator", "scan", *paths, "--format", "json", "--fail-on", "never",
                "--no-cache", "--target", target]
-        proc = subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True)
+        proc = subprocess.run(cmd, cwd=folder, env=env, capture_output=True, text=True)
         if proc.returncode not in (0, 1):
             sys.exit(f"scan failed for target {target} (rc={proc.returncode}):\n{proc.stderr[-4000:]}")
         try:
@@ -308,7 +306,7 @@ def collect_findings(folder: Path, files: list[CorpusFile], results: dict[str, l
     for target, items in results.items():
         for item in items:
             p = Path(item.get("path", ""))
-            p = (REPO_ROOT / p).resolve() if not p.is_absolute() else p.resolve()
+            p = (folder / p).resolve() if not p.is_absolute() else p.resolve()
             try:
                 rel = p.relative_to(folder.resolve()).as_posix()
             except ValueError:
