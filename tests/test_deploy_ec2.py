@@ -511,3 +511,20 @@ def test_layout_check_rejects_a_public_ip_and_an_efa_only_primary():
     primary["NetworkInterfaces"][0]["InterfaceType"] = "efa-only"
     assert check_launch_template_data(primary, facts, efa=True) == [
         "NetworkInterfaces: the primary interface (card 0, device 0) cannot be efa-only"]
+
+
+@pytest.mark.parametrize("capacity", ["reservation", "capacity-block"])
+def test_reserved_capacity_gets_no_new_placement_group(capacity):
+    """A capacity block places its instances itself; an On-Demand Capacity Reservation is used only
+    in the placement group it was created in, so a new group would miss it."""
+    from migrator.deploy.generate import render_kind
+    from migrator.deploy.launch_template import DeploymentSpec, load_cfn_yaml
+
+    spec = DeploymentSpec(instance_type="trn2.48xlarge", region="us-east-2", nodes=2, capacity=capacity,
+                          capacity_reservation_id="cr-0123456789abcdef0")
+    stack = load_cfn_yaml(render_kind("cloudformation", spec)[0]["stack.cfn.yaml"])
+    assert "PlacementGroup" not in stack["Resources"]
+    assert "aws_placement_group" not in render_kind("terraform", spec)[0]["main.tf"]
+    assert "create_placement_group" not in render_kind("launch-template-json", spec)[0]["prerequisites.json"]
+    on_demand = DeploymentSpec(instance_type="trn2.48xlarge", region="us-east-2", nodes=2)
+    assert "PlacementGroup" in load_cfn_yaml(render_kind("cloudformation", on_demand)[0]["stack.cfn.yaml"])["Resources"]

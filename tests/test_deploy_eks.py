@@ -404,3 +404,18 @@ def test_shellcheck_and_cfn_lint_catch_faults(tmp_path):
                      if "GroupDescription:" not in line)
     lint = cfnlint.api.lint(text, config=cfnlint.api.ManualArgs(regions=["us-east-2"]))
     assert any("'GroupDescription' is a required property" in str(m) for m in lint)
+
+
+def test_node_role_is_the_one_karpenters_controller_policy_may_pass():
+    """Karpenter's getting-started controller policy allows iam:PassRole on
+    KarpenterNodeRole-<cluster> only; any other name fails every node launch with AccessDenied."""
+    from migrator.deploy.generate import render_kind
+    from migrator.deploy.launch_template import DeploymentSpec, SpecError, load_cfn_yaml
+
+    spec = dict(instance_type="trn2.48xlarge", region="us-east-2", name="train", cluster_name="ml-prod")
+    files, _ = render_kind("eks", DeploymentSpec(**spec))
+    nodeclass = next(d for d in yaml.safe_load_all(files["karpenter.yaml"]) if d and d["kind"] == "EC2NodeClass")
+    role = load_cfn_yaml(files["karpenter-prerequisites.cfn.yaml"])["Resources"]["NodeRole"]["Properties"]["RoleName"]
+    assert nodeclass["spec"]["role"] == role == "KarpenterNodeRole-ml-prod"
+    with pytest.raises(SpecError, match="--cluster-name"):
+        render_kind("eks", DeploymentSpec(**{**spec, "cluster_name": "c" * 47}))

@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from migrator.deploy.launch_template import SpecError, load_cfn_yaml, load_instances
+from migrator.deploy.launch_template import BASE_DLAMI_SSM, SpecError, load_cfn_yaml, load_instances
 from migrator.deploy.render import render_template
 
 __all__ = ["CHARTS", "DLC", "check_eks", "render_eks"]
@@ -53,6 +53,12 @@ def render_eks(plan: dict[str, Any]) -> dict[str, str]:
     inst = plan["instance"]
     if inst["target"] == "inf1":
         raise SpecError("--target", "EKS outputs cover the neuron and xla targets")
+    if plan["image"]["kind"] == "id" or plan["image"]["value"] != BASE_DLAMI_SSM:
+        raise SpecError("--ami-id" if plan["image"]["kind"] == "id" else "--ami-ssm-parameter",
+                        "eks nodes boot the EKS-optimized AL2023 Neuron AMI for --kubernetes-version (the EC2NodeClass's "
+                        "ssmParameter); an EC2 image does not apply here")
+    # The DLAMI note is for the EC2 kinds; EKS nodes boot the EKS Neuron AMI.
+    plan["notes"][:] = [n for n in plan["notes"] if not n.startswith("AMI: Neuron Base DLAMI")]
     image = plan["container_image"] or DLC.get((inst["target"], plan["workload"]))
     if image is None:
         # The node pool, add-ons and install script do not depend on the image: write them, and say
@@ -71,6 +77,13 @@ def render_eks(plan: dict[str, Any]) -> dict[str, str]:
                             "created by the FSx CSI driver in one subnet with your security groups: give both")
         fsx_subnet = plan["subnet_ids"][0]
         fsx_groups = ",".join(plan["extra_security_groups"])
+    # Karpenter's getting-started controller policy lets the controller pass only
+    # KarpenterNodeRole-<cluster> (iam:PassRole), and IAM role names are per account: the role is
+    # named after the cluster, as Karpenter's own guide names it (website getting-started scripts).
+    role_name = f"KarpenterNodeRole-{plan['cluster_name']}"
+    if len(role_name) > 64:
+        raise SpecError("--cluster-name", f"the node role KarpenterNodeRole-<cluster> would be {len(role_name)} characters; "
+                        "IAM allows 64, so the cluster name can have at most 46")
     chips = inst["chips"]
     logical_cores = inst.get("logical_neuron_cores", inst["neuron_cores"])
     if plan["workload"] == "training":
@@ -88,7 +101,7 @@ def render_eks(plan: dict[str, Any]) -> dict[str, str]:
     # Leave room for the kubelet and daemons; a declared type without host figures gets modest limits.
     cpu_limit = str(max(inst["vcpus"] - 4, 1)) if inst["vcpus"] else "8"
     memory_limit = f"{int(inst['memory_gib'] * 0.9)}Gi" if inst["memory_gib"] else "32Gi"
-    context = {**plan, "name": name, "image": image, "resources": resources, "partial": partial, "neuron_types": types, "efa_types": efa_types,
+    context = {**plan, "role_name": role_name, "name": name, "image": image, "resources": resources, "partial": partial, "neuron_types": types, "efa_types": efa_types,
                "cpu_limit": cpu_limit, "memory_limit": memory_limit, "charts": CHARTS,
                "karpenter_min": "1.6" if plan["reservation_id"] else "1.4",
                "instance_store": inst["family"] in _INSTANCE_STORE_FAMILIES,

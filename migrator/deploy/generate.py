@@ -127,8 +127,9 @@ def _check_lt(data: dict[str, Any], plan: dict[str, Any]) -> None:
                             "its resource group (CapacityReservationResourceGroupArn) only")
     elif plan["reservation_id"] and target.get("CapacityReservationId") != plan["reservation_id"]:
         problems.append("CapacityReservationSpecification: the reservation id is missing")
-    if plan["capacity"] == "capacity-block" and data.get("Placement", {}).get("GroupName"):
-        problems.append("Placement: no placement group with a capacity block (its instances are placed together)")
+    if plan["capacity"] != "on-demand" and data.get("Placement", {}).get("GroupName"):
+        problems.append("Placement: no new placement group with reserved capacity (a block places its instances; "
+                        "a reservation is used only in the group it was created in)")
     user_data = data.get("UserData")
     if isinstance(user_data, str):
         try:

@@ -264,7 +264,8 @@ def _validate(spec: DeploymentSpec) -> dict[str, Any]:
     if spec.key_name is not None and not re.fullmatch(r"[\x20-\x7e]{1,255}", spec.key_name):
         raise SpecError("--key-name", "must be 1-255 printable ASCII characters")
     if spec.s3_prefix is not None and not re.fullmatch(r"s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/[A-Za-z0-9!_.*'()/-]*)?", spec.s3_prefix):
-        raise SpecError("--s3-prefix", f"{_show(spec.s3_prefix)} is not an s3://bucket/prefix URL (letters, digits, / - _ . only)")
+        raise SpecError("--s3-prefix", f"{_show(spec.s3_prefix)} is not an s3://bucket/prefix URL (a bucket name of "
+                        "3-63 lower-case letters, digits, '.' or '-'; a prefix of letters, digits and / - _ . ! * ' ( ))")
     if spec.image is not None and not re.fullmatch(r"[a-z0-9][a-z0-9._/:@-]{0,254}", spec.image):
         raise SpecError("--image", f"{_show(spec.image)} is not a container image reference")
     if not re.fullmatch(r"1\.\d{2}", spec.kubernetes_version):
@@ -433,7 +434,10 @@ def plan_launch_template(spec: DeploymentSpec) -> dict[str, Any]:
         "root": {"device": ROOT_DEVICE, "size": spec.root_volume_gib},
         # A capacity block's instances are already placed together (EC2 UltraClusters, API
         # CapacityBlock), and ParallelCluster warns on a placement group with one: none then.
-        "placement_group": f"{spec.name}-cluster" if efa and spec.capacity != "capacity-block" else None,
+        # No new placement group for reserved capacity: a block places its instances itself, and an
+        # On-Demand Capacity Reservation can only be used in the placement group it was created in
+        # (ParallelCluster warns likewise); launching into a new group would miss the reservation.
+        "placement_group": f"{spec.name}-cluster" if efa and spec.capacity == "on-demand" else None,
         # Trn2 UltraServer capacity blocks are targeted through a Capacity Reservation resource
         # group (EC2 user guide, "Create a resource group for UltraServer Capacity Blocks").
         "reservation_group": spec.capacity == "capacity-block" and inst["family"] == "trn2u",
