@@ -646,6 +646,8 @@ def _argument_given(call: ast.Call, specs: tuple[tuple[str | None, int | None, s
             return True
         if shape == "literal" and isinstance(value, (ast.List, ast.Tuple)) and len(value.elts) == 1:
             return True
+        if shape == "literal" and isinstance(value, ast.IfExp):
+            return True  # argument.match reads both branches of `None if qlora else "bf16-mixed"`
     return False
 
 

@@ -56,6 +56,18 @@ def match(ctx: Any, rule: RuleSpec, m: dict[str, Any], call: cst.Call, positiona
             return  # None, or already chosen per device (what the fix writes)
         ctx.add(rule, value, name=qname, value=ctx.module.code_for_node(value)[:60], context={"call": call, "argument": m})
         return
+    if isinstance(value, cst.IfExp) and "values" in m:
+        # `precision=None if qlora else "bf16-mixed"`: either branch is a value the call gets.
+        # A test that names the device (`"nccl" if torch.cuda.is_available() else "gloo"`) has
+        # already chosen per device: not reported.
+        if not re.search(r"cuda|gpu", ctx.module.code_for_node(value.test), re.IGNORECASE):
+            for branch in (value.body, value.orelse):
+                _match_literal(ctx, rule, m, call, branch, qname)
+        return
+    _match_literal(ctx, rule, m, call, value, qname)
+
+
+def _match_literal(ctx: Any, rule: RuleSpec, m: dict[str, Any], call: cst.Call, value: cst.BaseExpression, qname: str) -> None:
     literal: Any = _literal(value)
     if literal is None and isinstance(value, (cst.List, cst.Tuple)) and len(value.elements) == 1:
         literal = _string_value(value.elements[0].value)  # device_types=["cuda"]
