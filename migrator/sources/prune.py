@@ -159,8 +159,8 @@ def _shape(m: dict) -> str:
         return "call"  # a call of the value function, or a name that holds its result
     if m.get("value_names"):
         return "name"  # a (dotted) name
-    if m.get("any"):
-        return "any"
+    if m.get("any") or m.get("non_literal"):
+        return "any"  # non_literal: a name, attribute or call (`mode=compile_mode`)
     return "literal"  # a string, number, True/False/None, or a one-element list or tuple
 
 

@@ -32,7 +32,10 @@ def match(ctx: Any, rule: RuleSpec, m: dict[str, Any], call: cst.Call, positiona
         return  # `torch.finfo(torch.float32).min`, not `.tiny`
     if m.get("non_literal"):
         # `mode=m`: a value held in a name or computed, where a literal rule cannot see it.
-        if isinstance(value, (cst.Attribute, cst.Subscript, cst.Call)) or (
+        # `non_literal: name`: only a bare name (`sdpa_kernel(backends)`), where an attribute is
+        # a constant the rule's other matchers judge (`SDPBackend.MATH` is fine, FLASH is not).
+        shapes = (cst.Attribute, cst.Subscript, cst.Call) if m["non_literal"] is True else ()
+        if isinstance(value, shapes) or (
                 isinstance(value, cst.Name) and value.value not in ("None", "True", "False")):
             ctx.add(rule, value, name=qname, value=ctx.module.code_for_node(value)[:60], context={"call": call, "argument": m})
         return
