@@ -155,6 +155,8 @@ def _triggers(index: "RuleIndex") -> _Triggers:
 
 def _shape(m: dict) -> str:
     """Which argument values an argument matcher can accept (engine._Collector._match_argument)."""
+    if m.get("key"):
+        return "dict"  # a dict literal, read under one key (`trainer_defaults={"precision": ...}`)
     if m.get("value_calls"):
         return "call"  # a call of the value function, or a name that holds its result
     if m.get("value_names"):
@@ -641,6 +643,10 @@ def _argument_given(call: ast.Call, specs: tuple[tuple[str | None, int | None, s
         if value is None and position is not None and len(positional) > position:
             value = positional[position]
         if value is None:
+            continue
+        if shape == "dict":
+            if isinstance(value, ast.Dict):
+                return True
             continue
         if shape == "any" or isinstance(value, _SHAPES[shape]):
             return True

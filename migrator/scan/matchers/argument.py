@@ -28,6 +28,14 @@ def match(ctx: Any, rule: RuleSpec, m: dict[str, Any], call: cst.Call, positiona
         value = positional[m["position"]].value
     if value is None:
         return
+    if m.get("key"):
+        # `LightningCLI(trainer_defaults={"precision": "16-mixed"})`: the value under one key of
+        # a dict literal passed as the argument.
+        if not isinstance(value, cst.Dict):
+            return
+        value = next((e.value for e in value.elements if isinstance(e, cst.DictElement) and _string_value(e.key) == m["key"]), None)
+        if value is None:
+            return
     if m.get("attribute") and ctx.attr_after.get(id(call)) not in m["attribute"]:
         return  # `torch.finfo(torch.float32).min`, not `.tiny`
     if m.get("non_literal"):
