@@ -250,6 +250,23 @@ CASES = {
         model.to(device)
         traced = torch_neuronx.trace(model, example)
         """, [5, 6]),
+    # The argument shapes the recall work added: a value in an IfExp, under a dict key, in a name.
+    "argument values through IfExp, dict keys and names": ("""
+        import lightning.pytorch as pl
+        import torch
+        from lightning.pytorch.cli import LightningCLI
+
+        def build(qlora):
+            unrelated = 1
+            return pl.Trainer(precision=None if qlora else "16-mixed")
+
+        def cli():
+            LightningCLI(trainer_defaults={"precision": "16-mixed", "accelerator": "gpu"})
+
+        def compile_blocks(model, compile_mode):
+            note = 2
+            return torch.compile(model, mode=compile_mode)
+        """, [8, 15]),
     "function body: a global the function passes as a device": ("""
         import torch
         place = "cuda:1"

@@ -257,6 +257,8 @@ class Context(cst.CSTVisitor):
     def visit_Return(self, node: cst.Return) -> None:
         if self.functions and "device" in self.functions[-1].lower():
             self._set_ctx(node.value, "device")
+        elif self.functions and "backend" in self.functions[-1].lower():
+            self._set_ctx(node.value, "backend")  # `def resolve_backend(args): return "nccl" if ... else "gloo"`
 
     def visit_DictElement(self, node: cst.DictElement) -> None:
         self.env_ctx.add(id(node.key))  # {"CUDA_VISIBLE_DEVICES": "0"} as an environment for a process

@@ -155,12 +155,14 @@ def _triggers(index: "RuleIndex") -> _Triggers:
 
 def _shape(m: dict) -> str:
     """Which argument values an argument matcher can accept (engine._Collector._match_argument)."""
+    if m.get("key"):
+        return "dict"  # a dict literal, read under one key (`trainer_defaults={"precision": ...}`)
     if m.get("value_calls"):
         return "call"  # a call of the value function, or a name that holds its result
     if m.get("value_names"):
         return "name"  # a (dotted) name
-    if m.get("any"):
-        return "any"
+    if m.get("any") or m.get("non_literal"):
+        return "any"  # non_literal: a name, attribute or call (`mode=compile_mode`)
     return "literal"  # a string, number, True/False/None, or a one-element list or tuple
 
 
@@ -642,10 +644,16 @@ def _argument_given(call: ast.Call, specs: tuple[tuple[str | None, int | None, s
             value = positional[position]
         if value is None:
             continue
+        if shape == "dict":
+            if isinstance(value, ast.Dict):
+                return True
+            continue
         if shape == "any" or isinstance(value, _SHAPES[shape]):
             return True
         if shape == "literal" and isinstance(value, (ast.List, ast.Tuple)) and len(value.elts) == 1:
             return True
+        if shape == "literal" and isinstance(value, ast.IfExp):
+            return True  # argument.match reads both branches of `None if qlora else "bf16-mixed"`
     return False
 
 

@@ -28,11 +28,22 @@ def match(ctx: Any, rule: RuleSpec, m: dict[str, Any], call: cst.Call, positiona
         value = positional[m["position"]].value
     if value is None:
         return
+    if m.get("key"):
+        # `LightningCLI(trainer_defaults={"precision": "16-mixed"})`: the value under one key of
+        # a dict literal passed as the argument.
+        if not isinstance(value, cst.Dict):
+            return
+        value = next((e.value for e in value.elements if isinstance(e, cst.DictElement) and _string_value(e.key) == m["key"]), None)
+        if value is None:
+            return
     if m.get("attribute") and ctx.attr_after.get(id(call)) not in m["attribute"]:
         return  # `torch.finfo(torch.float32).min`, not `.tiny`
     if m.get("non_literal"):
         # `mode=m`: a value held in a name or computed, where a literal rule cannot see it.
-        if isinstance(value, (cst.Attribute, cst.Subscript, cst.Call)) or (
+        # `non_literal: name`: only a bare name (`sdpa_kernel(backends)`), where an attribute is
+        # a constant the rule's other matchers judge (`SDPBackend.MATH` is fine, FLASH is not).
+        shapes = (cst.Attribute, cst.Subscript, cst.Call) if m["non_literal"] is True else ()
+        if isinstance(value, shapes) or (
                 isinstance(value, cst.Name) and value.value not in ("None", "True", "False")):
             ctx.add(rule, value, name=qname, value=ctx.module.code_for_node(value)[:60], context={"call": call, "argument": m})
         return
@@ -56,6 +67,18 @@ def match(ctx: Any, rule: RuleSpec, m: dict[str, Any], call: cst.Call, positiona
             return  # None, or already chosen per device (what the fix writes)
         ctx.add(rule, value, name=qname, value=ctx.module.code_for_node(value)[:60], context={"call": call, "argument": m})
         return
+    if isinstance(value, cst.IfExp) and "values" in m:
+        # `precision=None if qlora else "bf16-mixed"`: either branch is a value the call gets.
+        # A test that names the device (`"nccl" if torch.cuda.is_available() else "gloo"`) has
+        # already chosen per device: not reported.
+        if not re.search(r"cuda|gpu", ctx.module.code_for_node(value.test), re.IGNORECASE):
+            for branch in (value.body, value.orelse):
+                _match_literal(ctx, rule, m, call, branch, qname)
+        return
+    _match_literal(ctx, rule, m, call, value, qname)
+
+
+def _match_literal(ctx: Any, rule: RuleSpec, m: dict[str, Any], call: cst.Call, value: cst.BaseExpression, qname: str) -> None:
     literal: Any = _literal(value)
     if literal is None and isinstance(value, (cst.List, cst.Tuple)) and len(value.elements) == 1:
         literal = _string_value(value.elements[0].value)  # device_types=["cuda"]
