@@ -17,7 +17,7 @@ from migrator.scan.resolve import dotted_name, import_bindings, importorskip_bin
 from migrator.scan.values import ModuleValues, ScopeValues, is_cuda_test
 from migrator.scan.nodes import literal as _literal
 from migrator.scan.values import string_value as _string_value
-from migrator.scan.walk import walk
+from migrator.scan.walk import syntax_fields, walk
 from migrator.scan.words import (ALLOW_LIST_NAME, ALLOW_LIST_OPTION, CUDA_DEVICE, DEVICE_ARG0, DEVICE_KEYWORDS, DEVICE_NAME, DEVICE_TYPE_ARG0, DEVICE_TYPE_CALLS,
                                  DTYPE_KEYWORDS, ENV_METHODS, QUIET_CALLS, BACKEND_CALLS)
 
@@ -29,8 +29,37 @@ MAX_ENV_NAMES = 8
 BACKEND_NAME = re.compile(r"(?i)(^|_)backend$")
 # Calls that hand a module to be patched or probed, not used: `monkeypatch.setattr(torch.cuda, ...)`.
 _PATCH_CALLS = frozenset({"setattr", "delattr", "object", "hasattr"})
+# A name that says CUDA is present (`TEST_CUDA`, `HAS_CUDA`, `CUDA_AVAILABLE`): a guard like is_available().
+_CUDA_FLAG = re.compile(r"^_?(TEST|HAS|USE)_CUDA\w*$|^_?CUDA_AVAILABLE$|^_?(has|use)_cuda$")
+# An `if` test that tells the CUDA build from the ROCm one (`torch.version.hip`, `IS_HIP_EXTENSION`).
+_GPU_BUILD = re.compile(r"\bhip\b|_HIP_|HIP_EXTENSION|\bROCM\b|WITH_ROCM|\brocm\b")
+# A name that keeps a setting to put it back (`old_allow_tf32 = torch.backends.cuda.matmul.allow_tf32`).
+_SAVED_NAME = re.compile(r"^_?(old|orig|original|saved|cached|prev|previous|backup)_")
 # Methods after which a tensor is on the host (`x.double().cpu().numpy()`): float64 there is host work.
 _HOST_METHODS = frozenset({"cpu", "numpy", "tolist", "item"})
+
+
+_WARN_CALLS = frozenset({"warn", "warning", "warning_once", "info", "info_once", "debug", "print", "log"})
+
+
+def _subtree(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """`node` and every syntax node below it."""
+    out: list[cst.CSTNode] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        out.append(current)
+        for name in syntax_fields(type(current)):
+            value = getattr(current, name, None)
+            if isinstance(value, cst.CSTNode):
+                stack.append(value)
+            elif isinstance(value, (list, tuple)):
+                stack.extend(v for v in value if isinstance(v, cst.CSTNode))
+    return out
+
+
+def _subtree_ids(node: cst.CSTNode) -> set[int]:
+    return {id(n) for n in _subtree(node)}
 
 
 class Context(cst.CSTVisitor):
@@ -82,6 +111,11 @@ class Context(cst.CSTVisitor):
         self._optional_nodes: set[int] = set()
         self.optional = 0  # depth of `try: ... except ImportError` / `if is_x_available():` blocks
         self.assigning: list[cst.Assign] = []  # the enclosing assignments, innermost last
+        self.cuda_guarded: set[int] = set()  # right of `torch.cuda.is_available() and ...`: runs only on CUDA
+        self.records: set[int] = set()  # a value only recorded (`info["cuda"] = ...`) or that only decides a warning
+        self.gpu_build: set[int] = set()  # inside an `if` test that tells CUDA from ROCm: GPU-internal dispatch
+        self.compared: set[int] = set()  # an operand of a comparison: tested, not chosen
+        self.skipped: set[int] = set()  # runs on no Neuron host (a ROCm-only branch), or only saves and restores a setting
 
     # -- helpers ---------------------------------------------------------------------------
     def resolve(self, node: cst.BaseExpression) -> str | None:
@@ -97,6 +131,16 @@ class Context(cst.CSTVisitor):
     def add(self, rule: RuleSpec, node: cst.CSTNode, **values: Any) -> None:
         context = values.pop("context", {})
         if rule.id not in self.index.enabled or (self.is_test and not rule.in_tests):
+            return
+        if id(node) in self.cuda_guarded and rule.category == "environment":
+            # `torch.cuda.is_available() and torch.version.cuda is not None`: the build asked about
+            # only where a GPU is, so False on a Neuron host, which is right; the guard is the
+            # finding. (A capability query there still picks a path: `... and is_bf16_supported()`.)
+            return
+        if id(node) in self.skipped:
+            return
+        if id(node) in self.gpu_build and rule.category in ("device", "environment"):
+            # `if device == "cuda" and torch.version.hip:`: which GPU build, not which device.
             return
         if self.index.operator_info and (entry := self.index.operator(rule, str(values.get("name", "")))) is not None:
             # An operators.yaml entry: its status, SDK and source go into the message.
@@ -204,6 +248,13 @@ class Context(cst.CSTVisitor):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         self.store_targets.update(id(t.target) for t in node.targets if isinstance(t.target, cst.Subscript))
+        if all(isinstance(t.target, cst.Subscript) for t in node.targets):
+            self.records.add(id(node.value))  # version_info["cuda"] = torch.version.cuda
+        if any(isinstance(t.target, cst.Name) and _SAVED_NAME.match(t.target.value) for t in node.targets):
+            self.skipped.update(_subtree_ids(node.value))  # old = torch.backends.cudnn.benchmark: kept to restore
+        elif isinstance(node.value, cst.Name) and _SAVED_NAME.match(node.value.value):
+            for t in node.targets:
+                self.skipped.update(_subtree_ids(t.target))  # torch.backends.cudnn.benchmark = old: put back
         value = node.value
         if isinstance(value, cst.Lambda) or (isinstance(value, cst.Call) and "mock" in (dotted_name(value.func) or "").lower()):
             # `torch.cuda.is_available = lambda: True`: a spoof (tests, the HF Trainer workaround
@@ -260,6 +311,7 @@ class Context(cst.CSTVisitor):
 
     def visit_DictElement(self, node: cst.DictElement) -> None:
         self.env_ctx.add(id(node.key))  # {"CUDA_VISIBLE_DEVICES": "0"} as an environment for a process
+        self.records.add(id(node.value))  # {"cuda_version": torch.version.cuda}: recorded, nothing decided
         key = _string_value(node.key)
         if key is not None and DEVICE_NAME.search(key):
             self._set_ctx(node.value, "device")
@@ -293,6 +345,11 @@ class Context(cst.CSTVisitor):
                 self.env_ctx.add(id(node.left))
             if isinstance(target.operator, (cst.In, cst.NotIn)) and "allow-list" in self.index.device_strings:
                 self._allow_list(target.comparator)
+        # `backend == dist.Backend.NCCL`, `x.dtype in (torch.float64, torch.complex64)`: a constant
+        # tested against, not chosen or given to a tensor (reference.match).
+        for operand in [node.left] + [c.comparator for c in node.comparisons]:
+            elements = operand.elements if isinstance(operand, (cst.Tuple, cst.List, cst.Set)) else None
+            self.compared.update([id(e.value) for e in elements] if elements is not None else [id(operand)])
         if id(node) in self.optional_tests:
             return
         if self.is_test and self.asserts and any(isinstance(c.operator, (cst.In, cst.NotIn)) for c in node.comparisons):
@@ -335,7 +392,51 @@ class Context(cst.CSTVisitor):
         if id(node) in self._optional_nodes:
             self.optional -= 1
 
+    def _cuda_presence(self, test: cst.BaseExpression) -> bool:
+        """`torch.cuda.is_available()`, `x.is_cuda`, `TEST_CUDA`, `device.type == "cuda"`, or an `and` of one."""
+        if isinstance(test, cst.BooleanOperation):
+            return isinstance(test.operator, cst.And) and (self._cuda_presence(test.left) or self._cuda_presence(test.right))
+        if isinstance(test, cst.Call):
+            return self.resolve(test.func) in ("torch.cuda.is_available", "torch.cuda.is_initialized")
+        if isinstance(test, cst.Name):
+            return _CUDA_FLAG.match(test.value) is not None
+        return is_cuda_test(test)
+
+    def _rocm_presence(self, test: cst.BaseExpression) -> bool:
+        """`TEST_WITH_ROCM`, `torch.version.hip`, `torch.version.hip is not None`, or an `and` of one."""
+        if isinstance(test, cst.BooleanOperation):
+            return isinstance(test.operator, cst.And) and (self._rocm_presence(test.left) or self._rocm_presence(test.right))
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.comparisons[0].operator, cst.IsNot):
+            test = test.left
+        if isinstance(test, cst.Name):
+            return re.search(r"ROCM|^IS_HIP", test.value) is not None
+        return isinstance(test, cst.Attribute) and test.attr.value == "hip" and self.resolve(test) == "torch.version.hip"
+
+    def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
+        if isinstance(node.operator, cst.And) and not _string_value(node.right) and self._cuda_presence(node.left):
+            self.cuda_guarded.update(_subtree_ids(node.right))
+
+    @staticmethod
+    def _only_warns(body: cst.BaseSuite) -> bool:
+        """A block that only logs, warns or prints (`if CUDA_HOME is None: warnings.warn(...)`)."""
+        statements = body.body if isinstance(body, cst.IndentedBlock) else [body]
+        for statement in statements:
+            if not isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+                return False
+            for small in statement.body:
+                call = small.value if isinstance(small, cst.Expr) else None
+                if not isinstance(call, cst.Call) or (dotted_name(call.func) or "").rsplit(".", 1)[-1] not in _WARN_CALLS:
+                    return False
+        return bool(statements)
+
     def visit_If(self, node: cst.If) -> None:
+        self._gpu_build_branch(node)
+        if self._rocm_presence(node.test) or (self.is_test and self._cuda_presence(node.test)):
+            # `if TEST_WITH_ROCM:` runs on no Neuron host. In a test, `if torch.cuda.is_available():`
+            # / `if TEST_CUDA:` adds CUDA-only cases that a Neuron run skips; the test still runs.
+            self.skipped.update(_subtree_ids(node.body))
+        if self._only_warns(node.body):
+            self.records.update(_subtree_ids(node.test))  # the value decides only whether to warn
         test = self.module.code_for_node(node.test) if self.index.optional_imports else ""
         if "available(" in test or "find_spec(" in test:
             # `if is_torch_xla_available(): import torch_xla`: runs only where the package is.
@@ -372,6 +473,23 @@ class Context(cst.CSTVisitor):
                     "index": CUDA_DEVICE.match(_string_value(branch) or "").group(1)})
                 self.suppressed.update({id(guard), id(branch), id(guard.func)})
                 break
+
+    def _gpu_build_branch(self, node: cst.If) -> None:
+        """`if device_type == "cuda" and torch.version.hip:`, or `if device == "cuda":` whose block
+        starts by asking for ROCm: code that tells the CUDA build from the ROCm one (kernel binary
+        formats, library folders, compile defines). On Neuron the device type is neither and the
+        other path is the one it takes; the elif branches of the chain count too."""
+        test = _subtree(node.test)
+        if not any(isinstance(n, (cst.SimpleString, cst.Name)) and "cuda" in (_string_value(n) or getattr(n, "value", "")).lower()
+                   for n in test):
+            return
+        first = node.body.body[0] if isinstance(node.body, cst.IndentedBlock) and node.body.body else None
+        if any(isinstance(n, cst.Name) and _GPU_BUILD.search(n.value) for n in test) or (
+                first is not None and any(isinstance(n, cst.Attribute) and n.attr.value == "hip" for n in _subtree(first))):
+            branch: cst.CSTNode | None = node
+            while isinstance(branch, cst.If):
+                self.gpu_build.update(_subtree_ids(branch.test))
+                branch = branch.orelse if isinstance(branch.orelse, cst.If) else None
 
     def _cuda_guard(self, test: cst.BaseExpression) -> cst.Call | None:
         found: list[cst.Call] = []
