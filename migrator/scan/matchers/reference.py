@@ -55,6 +55,8 @@ def match(ctx: Any, node: cst.Name | cst.Attribute) -> None:
         needs = ctx.index.reference_context.get((rule.id, qname))
         if needs == "dtype" and call is None and (id(node) not in ctx.dtype_ctx or id(node) in ctx.host_casts):
             continue  # `x.to(torch.float64).cpu()`: float64 on the host
+        if needs == "dtype" and id(node) in ctx.type_branches:
+            continue  # under `if is_complex:`: the caller's complex tensor handled, none introduced
         if needs == "code" and (ctx.quiet or ctx.fstrings or id(node) in ctx.records):
             continue  # only logged, recorded in a dict, or deciding a warning: nothing behaves differently
         unless = ctx.index.unless_keywords.get((rule.id, qname))
