@@ -293,3 +293,40 @@ def test_operators_data_is_schema_checked(tmp_path, monkeypatch):
             catalogue.load_operators()
     finally:
         catalogue.load_operators.cache_clear()
+
+
+def test_test_scaffolding_is_info_and_says_so():
+    # Issue 11 (Precision): a skip condition, an isolation step or an expected failure in a
+    # test is test scaffolding, reported at info with a message that says so.
+    source = (
+        "import pytest, torch\n"
+        "@pytest.mark.skipif(not torch.cuda.is_available(), reason='CUDA')\n"
+        "def test_a(monkeypatch):\n"
+        "    monkeypatch.delenv('CUDA_VISIBLE_DEVICES', raising=False)\n"
+        "    with pytest.raises(RuntimeError):\n"
+        "        torch.zeros(1).to(0)\n"
+        "    torch.cuda.synchronize()\n"
+    )
+    found = {f.rule_id: f for f in scan_source(source, "tests/test_a.py")}
+    for rule in ("NRN201", "NRN701", "NRN107"):
+        assert found[rule].severity.value == "info" and "test scaffolding" in found[rule].message
+    assert found["NRN202"].severity.value != "info"  # the test's own CUDA call is not scaffolding
+    program = {f.rule_id: f for f in scan_source(source, "train.py")}
+    assert program["NRN201"].severity.value == "error"  # outside tests nothing changes
+
+
+def test_code_only_under_a_cuda_or_rocm_guard():
+    source = (
+        "import torch\n"
+        "IS_THOR = torch.cuda.is_available() and torch.version.cuda is not None\n"
+        "if torch.version.hip:\n"
+        "    n = torch.cuda.device_count()\n"
+        "if device_type == 'cuda' and torch.version.hip:\n"
+        "    pass\n"
+        "info = {'cuda': torch.version.cuda}\n"
+        "if dist.get_backend() == torch.distributed.Backend.NCCL:\n"
+        "    pass\n"
+        "use = torch.version.cuda is not None\n"
+    )
+    lines = sorted((f.span.line, f.rule_id) for f in scan_source(source, "lib.py"))
+    assert lines == [(2, "NRN201"), (10, "NRN703")]

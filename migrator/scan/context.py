@@ -17,7 +17,7 @@ from migrator.scan.resolve import dotted_name, import_bindings, importorskip_bin
 from migrator.scan.values import ModuleValues, ScopeValues, is_cuda_test
 from migrator.scan.nodes import literal as _literal
 from migrator.scan.values import string_value as _string_value
-from migrator.scan.walk import walk
+from migrator.scan.walk import syntax_fields, walk
 from migrator.scan.words import (ALLOW_LIST_NAME, ALLOW_LIST_OPTION, CUDA_DEVICE, DEVICE_ARG0, DEVICE_KEYWORDS, DEVICE_NAME, DEVICE_TYPE_ARG0, DEVICE_TYPE_CALLS,
                                  DTYPE_KEYWORDS, ENV_METHODS, QUIET_CALLS, BACKEND_CALLS)
 
@@ -29,8 +29,39 @@ MAX_ENV_NAMES = 8
 BACKEND_NAME = re.compile(r"(?i)(^|_)backend$")
 # Calls that hand a module to be patched or probed, not used: `monkeypatch.setattr(torch.cuda, ...)`.
 _PATCH_CALLS = frozenset({"setattr", "delattr", "object", "hasattr"})
+# A name that says CUDA is present (`TEST_CUDA`, `HAS_CUDA`, `CUDA_AVAILABLE`): a guard like is_available().
+_CUDA_FLAG = re.compile(r"^_?(TEST|HAS|USE)_CUDA\w*$|^_?CUDA_AVAILABLE$|^_?(has|use)_cuda$")
+# An `if` test that tells the CUDA build from the ROCm one (`torch.version.hip`, `IS_HIP_EXTENSION`).
+_GPU_BUILD = re.compile(r"\bhip\b|_HIP_|HIP_EXTENSION|\bROCM\b|WITH_ROCM|\brocm\b")
+# A call that skips a test: pytest.mark.skipif, unittest.skipUnless, self.skipTest, pytest.skip, SkipTest.
+_SKIP_CALL = re.compile(r"(?i)^(skip|skip_?if\w*|skip_?unless\w*|skiptest)$")
+_SKIP_REASON = "a skip condition in a test; on Neuron the test is skipped unless the condition is changed"
+# A name that keeps a setting to put it back (`old_allow_tf32 = torch.backends.cuda.matmul.allow_tf32`).
+_SAVED_NAME = re.compile(r"^_?(old|orig|original|saved|cached|prev|previous|backup|before)(_|[A-Z])")
+# Calls that compare results (a check, not the computation): float64 arguments are host work.
+_COMPARE_CALLS = frozenset({"assert_close", "assert_allclose", "allclose", "isclose", "assertEqual", "assertTrue"})
 # Methods after which a tensor is on the host (`x.double().cpu().numpy()`): float64 there is host work.
 _HOST_METHODS = frozenset({"cpu", "numpy", "tolist", "item"})
+
+
+def _subtree(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """`node` and every syntax node below it."""
+    out: list[cst.CSTNode] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        out.append(current)
+        for name in syntax_fields(type(current)):
+            value = getattr(current, name, None)
+            if isinstance(value, cst.CSTNode):
+                stack.append(value)
+            elif isinstance(value, (list, tuple)):
+                stack.extend(v for v in value if isinstance(v, cst.CSTNode))
+    return out
+
+
+def _subtree_ids(node: cst.CSTNode) -> set[int]:
+    return {id(n) for n in _subtree(node)}
 
 
 class Context(cst.CSTVisitor):
@@ -67,6 +98,7 @@ class Context(cst.CSTVisitor):
         self.quiet = 0
         self.dtype_ctx: set[int] = set()
         self.env_ctx: set[int] = set()
+        self.env_reads: set[int] = set()  # environment keys only read: os.environ.get(X), getenv(X), X in os.environ, os.environ[X]
         self.env_lists: dict[int, int] = {}  # a name in a list of variable names -> the list
         self.env_lists_reported: set[tuple[str, int]] = set()
         self.fstrings = 0
@@ -82,6 +114,13 @@ class Context(cst.CSTVisitor):
         self._optional_nodes: set[int] = set()
         self.optional = 0  # depth of `try: ... except ImportError` / `if is_x_available():` blocks
         self.assigning: list[cst.Assign] = []  # the enclosing assignments, innermost last
+        self.cuda_guarded: set[int] = set()  # right of `torch.cuda.is_available() and ...`: runs only on CUDA
+        self.records: set[int] = set()  # a value only recorded (`info["cuda"] = ...`, `{"cuda": ...}`)
+        self.gpu_build: set[int] = set()  # inside an `if` test that tells CUDA from ROCm: GPU-internal dispatch
+        self.compared: set[int] = set()  # an operand of a comparison: tested, not chosen
+        self.type_branches: set[int] = set()  # under `if is_complex:`: code that handles the caller's complex tensors
+        self.scaffold: dict[int, str] = {}  # test scaffolding (`@skipif(not torch.cuda.is_available())`) -> why
+        self.skipped: set[int] = set()  # runs on no Neuron host (a ROCm-only branch), or only saves and restores a setting
 
     # -- helpers ---------------------------------------------------------------------------
     def resolve(self, node: cst.BaseExpression) -> str | None:
@@ -97,6 +136,20 @@ class Context(cst.CSTVisitor):
     def add(self, rule: RuleSpec, node: cst.CSTNode, **values: Any) -> None:
         context = values.pop("context", {})
         if rule.id not in self.index.enabled or (self.is_test and not rule.in_tests):
+            return
+        if id(node) in self.cuda_guarded and rule.category == "environment":
+            # `torch.cuda.is_available() and torch.version.cuda is not None`: the build asked about
+            # only where a GPU is, so False on a Neuron host, which is right; the guard is the
+            # finding. (A capability query there still picks a path: `... and is_bf16_supported()`.)
+            return
+        if id(node) in self.skipped:
+            return
+        if self.is_test and id(node) in self.scaffold:
+            # A test's skip condition, isolation step or expected failure: reported at info as
+            # test scaffolding (engine._finding), as issue 11's Precision list accepts.
+            context = {**context, "scaffold": self.scaffold[id(node)]}
+        if id(node) in self.gpu_build and rule.category in ("device", "environment"):
+            # `if device == "cuda" and torch.version.hip:`: which GPU build, not which device.
             return
         if self.index.operator_info and (entry := self.index.operator(rule, str(values.get("name", "")))) is not None:
             # An operators.yaml entry: its status, SDK and source go into the message.
@@ -204,6 +257,13 @@ class Context(cst.CSTVisitor):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         self.store_targets.update(id(t.target) for t in node.targets if isinstance(t.target, cst.Subscript))
+        if all(isinstance(t.target, cst.Subscript) for t in node.targets):
+            self.records.add(id(node.value))  # version_info["cuda"] = torch.version.cuda
+        if any(isinstance(t.target, cst.Name) and _SAVED_NAME.match(t.target.value) for t in node.targets):
+            self.skipped.update(_subtree_ids(node.value))  # old = torch.backends.cudnn.benchmark: kept to restore
+        elif isinstance(node.value, cst.Name) and _SAVED_NAME.match(node.value.value):
+            for t in node.targets:
+                self.skipped.update(_subtree_ids(t.target))  # torch.backends.cudnn.benchmark = old: put back
         value = node.value
         if isinstance(value, cst.Lambda) or (isinstance(value, cst.Call) and "mock" in (dotted_name(value.func) or "").lower()):
             # `torch.cuda.is_available = lambda: True`: a spoof (tests, the HF Trainer workaround
@@ -262,6 +322,7 @@ class Context(cst.CSTVisitor):
 
     def visit_DictElement(self, node: cst.DictElement) -> None:
         self.env_ctx.add(id(node.key))  # {"CUDA_VISIBLE_DEVICES": "0"} as an environment for a process
+        self.records.add(id(node.value))  # {"cuda_version": torch.version.cuda}: recorded, nothing decided
         key = _string_value(node.key)
         if key is not None and DEVICE_NAME.search(key):
             self._set_ctx(node.value, "device")
@@ -293,8 +354,14 @@ class Context(cst.CSTVisitor):
             name = dotted_name(target.comparator)
             if isinstance(target.operator, (cst.In, cst.NotIn)) and name is not None and name.endswith("environ"):
                 self.env_ctx.add(id(node.left))
+                self.env_reads.add(id(node.left))
             if isinstance(target.operator, (cst.In, cst.NotIn)) and "allow-list" in self.index.device_strings:
                 self._allow_list(target.comparator)
+        # `backend == dist.Backend.NCCL`, `x.dtype in (torch.float64, torch.complex64)`: a constant
+        # tested against, not chosen or given to a tensor (reference.match).
+        for operand in [node.left] + [c.comparator for c in node.comparisons]:
+            elements = operand.elements if isinstance(operand, (cst.Tuple, cst.List, cst.Set)) else None
+            self.compared.update([id(e.value) for e in elements] if elements is not None else [id(operand)])
         if id(node) in self.optional_tests:
             return
         if self.is_test and self.asserts and any(isinstance(c.operator, (cst.In, cst.NotIn)) for c in node.comparisons):
@@ -337,7 +404,61 @@ class Context(cst.CSTVisitor):
         if id(node) in self._optional_nodes:
             self.optional -= 1
 
+    def _cuda_presence(self, test: cst.BaseExpression) -> bool:
+        """`torch.cuda.is_available()`, `x.is_cuda`, `TEST_CUDA`, `device.type == "cuda"`, or an `and` of one."""
+        if isinstance(test, cst.BooleanOperation):
+            return isinstance(test.operator, cst.And) and (self._cuda_presence(test.left) or self._cuda_presence(test.right))
+        if isinstance(test, cst.Call):
+            return self.resolve(test.func) in ("torch.cuda.is_available", "torch.cuda.is_initialized")
+        if isinstance(test, cst.Name):
+            return _CUDA_FLAG.match(test.value) is not None
+        return is_cuda_test(test)
+
+    def _rocm_presence(self, test: cst.BaseExpression) -> bool:
+        """`TEST_WITH_ROCM`, `torch.version.hip`, `torch.version.hip is not None`, or an `and` of one."""
+        if isinstance(test, cst.BooleanOperation):
+            return isinstance(test.operator, cst.And) and (self._rocm_presence(test.left) or self._rocm_presence(test.right))
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.comparisons[0].operator, cst.IsNot):
+            test = test.left
+        if isinstance(test, cst.Name):
+            return re.search(r"ROCM|^IS_HIP", test.value) is not None
+        return isinstance(test, cst.Attribute) and test.attr.value == "hip" and self.resolve(test) == "torch.version.hip"
+
+    def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
+        if isinstance(node.operator, cst.And) and not _string_value(node.right) and self._cuda_presence(node.left):
+            self.cuda_guarded.update(_subtree_ids(node.right))
+
+    def _type_branch(self, test: cst.BaseExpression, body: cst.CSTNode) -> None:
+        if any(isinstance(n, cst.Name) and "complex" in n.value for n in _subtree(test)):
+            # `if is_complex: out = torch.view_as_complex(out)`: gives back the complex type the
+            # caller's tensor had; the caller's complex use is the finding.
+            self.type_branches.update(_subtree_ids(body))
+
+    def visit_Decorator(self, node: cst.Decorator) -> None:
+        call = node.decorator
+        if self.is_test and isinstance(call, cst.Call) and _SKIP_CALL.match((dotted_name(call.func) or "").rsplit(".", 1)[-1]):
+            self.scaffold.update(dict.fromkeys(_subtree_ids(call), _SKIP_REASON))  # @pytest.mark.skipif(not torch.cuda.is_available(), ...)
+
+    def _skips(self, body: cst.BaseSuite) -> bool:
+        """A block that skips the test (`self.skipTest(...)`, `pytest.skip(...)`, `raise unittest.SkipTest`);
+        sources/prune.py keeps those calls, so a pruned parse sees the same."""
+        for statement in body.body if isinstance(body, cst.IndentedBlock) else [body]:
+            for small in getattr(statement, "body", []) if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) else []:
+                value = small.value if isinstance(small, cst.Expr) else small.exc if isinstance(small, cst.Raise) else None
+                if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and _SKIP_CALL.match(value.func.attr.value):
+                    return True
+        return False
+
     def visit_If(self, node: cst.If) -> None:
+        self._gpu_build_branch(node)
+        if self.index.reference_context:
+            self._type_branch(node.test, node.body)
+        if self.is_test and self._skips(node.body):
+            self.scaffold.update(dict.fromkeys(_subtree_ids(node.test), _SKIP_REASON))  # if not torch.cuda.is_available(): self.skipTest(...)
+        if self._rocm_presence(node.test) or (self.is_test and self._cuda_presence(node.test)):
+            # `if TEST_WITH_ROCM:` runs on no Neuron host. In a test, `if torch.cuda.is_available():`
+            # / `if TEST_CUDA:` adds CUDA-only cases that a Neuron run skips; the test still runs.
+            self.skipped.update(_subtree_ids(node.body))
         test = self.module.code_for_node(node.test) if self.index.optional_imports else ""
         if "available(" in test or "find_spec(" in test:
             # `if is_torch_xla_available(): import torch_xla`: runs only where the package is.
@@ -346,8 +467,17 @@ class Context(cst.CSTVisitor):
         if is_cuda_test(node.test):
             self.cuda_tests = True
 
+    def visit_With(self, node: cst.With) -> None:
+        if self.is_test and any(isinstance(item.item, cst.Call) and (dotted_name(item.item.func) or "").rsplit(".", 1)[-1]
+                                in ("assertRaises", "assertRaisesRegex", "raises") for item in node.items):
+            self.scaffold.update(dict.fromkeys(_subtree_ids(node.body), "inside assertRaises: the test expects this to fail"))
+
     def visit_IfExp(self, node: cst.IfExp) -> None:
         test = node.test
+        if self.is_test and self._cuda_presence(test):
+            self.skipped.update(_subtree_ids(node.body))  # [cpu, cuda] if torch.cuda.is_available() else [cpu], in a test
+        if self.index.reference_context:
+            self._type_branch(test, node.body)
         if is_cuda_test(test):
             self.cuda_tests = True
         if (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.comparisons[0].operator, cst.In)
@@ -374,6 +504,23 @@ class Context(cst.CSTVisitor):
                     "index": CUDA_DEVICE.match(_string_value(branch) or "").group(1)})
                 self.suppressed.update({id(guard), id(branch), id(guard.func)})
                 break
+
+    def _gpu_build_branch(self, node: cst.If) -> None:
+        """`if device_type == "cuda" and torch.version.hip:`, or `if device == "cuda":` whose block
+        asks for ROCm: code that tells the CUDA build from the ROCm one (kernel binary formats,
+        library folders, compile defines). On Neuron the device type is neither and the other path
+        is the one it takes; the elif branches of the chain count too. (sources/prune.py keeps
+        every statement that reads `.hip`, so a pruned parse sees the same blocks.)"""
+        test = _subtree(node.test)
+        if not any(isinstance(n, (cst.SimpleString, cst.Name)) and "cuda" in (_string_value(n) or getattr(n, "value", "")).lower()
+                   for n in test):
+            return
+        if any(isinstance(n, cst.Name) and _GPU_BUILD.search(n.value) for n in test) or any(
+                isinstance(n, cst.Attribute) and n.attr.value == "hip" for n in _subtree(node.body)):
+            branch: cst.CSTNode | None = node
+            while isinstance(branch, cst.If):
+                self.gpu_build.update(_subtree_ids(branch.test))
+                branch = branch.orelse if isinstance(branch.orelse, cst.If) else None
 
     def _cuda_guard(self, test: cst.BaseExpression) -> cst.Call | None:
         found: list[cst.Call] = []
@@ -427,6 +574,10 @@ class Context(cst.CSTVisitor):
             qname in ("os.getenv", "os.putenv", "os.unsetenv") or attr in ("setenv", "delenv")  # pytest's monkeypatch
         if env_call and positional:
             self.env_ctx.add(id(positional[0].value))
+            if attr == "delenv" and self.is_test:
+                self.scaffold[id(positional[0].value)] = "the test unsets it to isolate itself from the caller's environment"
+            if attr == "get" or qname == "os.getenv":
+                self.env_reads.add(id(positional[0].value))
         if positional:
             if qname == "torch.device" and (len(positional) > 1 or any(a.keyword is not None and a.keyword.value == "index" for a in node.args)):
                 self._set_ctx(positional[0].value, "device_type")  # torch.device("cuda", rank): the type only
@@ -502,6 +653,9 @@ class Context(cst.CSTVisitor):
                 self.inner.add(id(args[0].value))  # getattr(torch.cuda, "OutOfMemoryError", None)
             elif name is None and dotted_name(args[0].value) is not None and self.resolve(args[0].value) == "torch":
                 self.inner.add(id(args[2].value))  # getattr(torch, device_type, torch.cuda): device-agnostic
+        if last in _COMPARE_CALLS:
+            # torch.testing.assert_close(out.double(), ref.double()): float64 only to compare results
+            self.host_casts.update(id(a.value) for a in args if isinstance(a.value, cst.Call))
         if isinstance(node.func, cst.Attribute) and node.func.attr.value in _HOST_METHODS and isinstance(node.func.value, cst.Call):
             # `x.double().cpu().numpy()`: the float64 result goes to the host at once.
             inner = node.func.value
@@ -533,6 +687,8 @@ class Context(cst.CSTVisitor):
             element = node.slice[0].slice
             if isinstance(element, cst.Index):
                 self.env_ctx.add(id(element.value))
+                if id(node) not in self.store_targets:
+                    self.env_reads.add(id(element.value))  # os.environ["X"] read, not assigned
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self.attr_after[id(node.value)] = node.attr.value  # visited before its value: argument rules read it

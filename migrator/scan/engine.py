@@ -13,7 +13,7 @@ from typing import Any
 
 import libcst as cst
 
-from migrator.core.findings import Finding, Fix, Safety, Span
+from migrator.core.findings import Finding, Fix, Safety, Severity, Span
 from migrator.core.lines import split_lines
 from migrator.scan.candidate import Candidate, ParseFailure
 from migrator.scan.context import Context
@@ -173,8 +173,13 @@ def _finding(cand: Candidate, path: str, target: str, span: Span, snippet: str, 
         message = rule.message_for(target).format(**values)
     except (KeyError, IndexError):
         message = rule.message_for(target)
+    severity = rule.severity_for(target)
+    if cand.context.get("scaffold"):
+        # Issue 11's Precision list: test scaffolding (a skip condition, an expected failure) is info, saying so.
+        severity = Severity.INFO
+        message += f" (test scaffolding: {cand.context['scaffold']})"
     return Finding(
-        rule_id=rule.id, rule_name=rule.name, category=rule.category, severity=rule.severity_for(target),
+        rule_id=rule.id, rule_name=rule.name, category=rule.category, severity=severity,
         path=path, span=span, message=message, fix=fix, cell=cell, is_test=is_test, snippet=snippet,
         node=cand.node, plan=cand,
     )

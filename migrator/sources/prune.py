@@ -373,6 +373,9 @@ class _Reader:
             current: ast.AST = node
             if type(context) is ast.Call and node.attr in self.t.attributes:  # type: ignore[attr-defined]
                 self.relevant = True  # `x.cuda()`: method rules read the callee's last attribute
+            elif node.attr == "hip" or (type(context) is ast.Call and node.attr in ("skip", "skipTest", "SkipTest")):  # type: ignore[attr-defined]
+                # `torch.version.hip` (CUDA-vs-ROCm dispatch) and a test's skip call: context.py reads the block for them
+                self.relevant = True
             while type(current) is ast.Attribute:
                 parts.append(current.attr)  # type: ignore[attr-defined]
                 current = current.value  # type: ignore[attr-defined]

@@ -15,6 +15,10 @@ def match(ctx: Any, node: cst.Call, attr: str) -> None:
     """A method rule on `node` (`loss.backward()` in a loop, `x.cuda()`); the first that applies."""
     if id(node) in ctx.host_casts:
         return  # `x.double().cpu()`: a conversion whose result goes straight to the host is host work
+    if ctx.functions and ctx.functions[-1] == attr:
+        # `def cuda(self): return self._storage.cuda()` (torch's Storage, Module.double): a method
+        # that passes the call on; each caller's `.cuda()` is matched by the same name.
+        return
     for rule, m in ctx.index.methods[attr]:
         if m.get("in_loop") and not ctx.loop_nodes:
             continue

@@ -35,6 +35,8 @@ def _conditions_hold(ctx: Any, m: dict[str, Any], node: cst.CSTNode, call: cst.C
         return False
     if m.get("first_argument_moved") and (call is None or not _moved_before(ctx, call)):
         return False
+    if m.get("unless_compared") and call is None and id(node) in ctx.compared:
+        return False  # `backend == dist.Backend.NCCL`: a constant tested against, not chosen
     if "assigned_values" in m:
         key = id(node)
         if key not in ctx.assigned or ctx.assigned[key] not in m["assigned_values"]:
@@ -53,8 +55,10 @@ def match(ctx: Any, node: cst.Name | cst.Attribute) -> None:
         needs = ctx.index.reference_context.get((rule.id, qname))
         if needs == "dtype" and call is None and (id(node) not in ctx.dtype_ctx or id(node) in ctx.host_casts):
             continue  # `x.to(torch.float64).cpu()`: float64 on the host
-        if needs == "code" and (ctx.quiet or ctx.fstrings):
-            continue
+        if needs == "dtype" and id(node) in ctx.type_branches:
+            continue  # under `if is_complex:`: the caller's complex tensor handled, none introduced
+        if needs == "code" and (ctx.quiet or ctx.fstrings or id(node) in ctx.records):
+            continue  # only logged, recorded in a dict, or deciding a warning: nothing behaves differently
         unless = ctx.index.unless_keywords.get((rule.id, qname))
         # `**kwargs` may hold the keyword (`torch.compile(fn, **config)` with a backend in it).
         if unless and call is not None and any((a.keyword is not None and a.keyword.value in unless) or a.star == "**"

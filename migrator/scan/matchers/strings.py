@@ -67,8 +67,10 @@ def match(ctx: Any, node: cst.SimpleString | cst.FormattedString) -> None:
                 continue
             if context == "command" and id(node) in ctx.declarations:
                 continue  # `add_argument("--fp16", help=...)` declares the flag, it does not pass it
-            if pattern.search(value) and (context != "env" or id(node) in ctx.env_ctx):
-                names_list = ctx.env_lists.get(id(node)) if context == "env" else None
+            if context == "env-set" and id(node) in ctx.env_reads:
+                continue  # os.environ.get("NCCL_DEBUG"): a variable only read; Neuron leaves it unset
+            if pattern.search(value) and (context not in ("env", "env-set") or id(node) in ctx.env_ctx):
+                names_list = ctx.env_lists.get(id(node)) if context in ("env", "env-set") else None
                 if names_list is not None:
                     if (rule.id, names_list) in ctx.env_lists_reported:
                         return  # one finding per rule and list of names: the list is one choice
