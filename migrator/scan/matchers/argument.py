@@ -20,6 +20,8 @@ def match(ctx: Any, rule: RuleSpec, m: dict[str, Any], call: cst.Call, positiona
     if m.get("unless_assigned_to") and ctx.assigning and ctx.index.pattern(m["unless_assigned_to"], rule).search(
             " ".join(ctx.module.code_for_node(t.target) for t in ctx.assigning[-1].targets)):
         return
+    if m.get("unless_keywords") and any(a.keyword is not None and a.keyword.value in m["unless_keywords"] for a in call.args):
+        return  # `padding="longest", pad_to_multiple_of=128`: the keyword already does what the rule asks
     value: cst.BaseExpression | None = None
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == m.get("name"):
