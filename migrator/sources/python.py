@@ -26,7 +26,7 @@ def scan(raw: bytes, path: str, options: ScanOptions, index: "RuleIndex", is_tes
 
     from migrator.scan.engine import mark_blocked, scan_python
     from migrator.sources.parse import parse_module
-    from migrator.sources.prune import prune_source
+    from migrator.sources.prune import prune_source, statement_lines
 
     # A UTF-16 file hides its text from the byte-level prefilter: it is reported, not passed.
     if not (index.python_may_match(prefilter_text(raw), path) or (unused and b"noqa" in raw) or b"\x00" in raw):
@@ -37,9 +37,11 @@ def scan(raw: bytes, path: str, options: ScanOptions, index: "RuleIndex", is_tes
     # Statements no rule can match are left out before libcst parses (prune.py); with
     # unused-noqa reporting every comment matters, so the file is parsed whole.
     pruned = None if unused or tree is None else prune_source(raw, tree, index, path)
-    del tree
     if pruned is not None and not pruned.may_match:
         return []
+    # Where each statement starts, so positions are generated for the statements with findings only.
+    lines_of_statements = statement_lines(tree, pruned) if tree is not None else None
+    del tree
     try:
         module = parse_module(raw if pruned is None else pruned.source)
     except cst.ParserSyntaxError as exc:
@@ -56,10 +58,10 @@ def scan(raw: bytes, path: str, options: ScanOptions, index: "RuleIndex", is_tes
             line_map = lambda number: (None, pruned.line(number))  # noqa: E731
     except (UnicodeDecodeError, LookupError):
         if pruned is not None:
-            module = cst.parse_module(raw)
+            module, lines_of_statements = cst.parse_module(raw), None
         source = original = module.code
     found = scan_python(module, path, index, options.target, is_test=is_test, source=source, original=original,
-                        line_map=line_map)
+                        line_map=line_map, statement_lines=lines_of_statements)
     lines = split_lines(original)
     if unused or _noqa_may_apply(found, lines):  # only then can a `# noqa` matter (tokenizing costs)
         lines = python_comment_lines(lines)
