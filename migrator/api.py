@@ -189,7 +189,7 @@ def _with_edits(raw: bytes, path: str, kind: str, options: ScanOptions, findings
     before = before_text(raw, kind)
     plain = replace(options, fix_edits=False)
     for safety in (s for s in (Safety.SAFE, Safety.UNSAFE) if s in wanted):
-        outcome = fix_source(raw, path, kind, plain, unsafe=safety is Safety.UNSAFE)
+        outcome = _fix(raw, path, kind, plain, safety is Safety.UNSAFE, None, False, scan_first=False)
         if not outcome.failed and outcome.changed:
             findings = attach_edits(before, outcome.source, findings, outcome.applied, safety)
     return findings
@@ -359,12 +359,26 @@ def fix_source(data: bytes | str, path: str, kind: str = "python", options: Scan
     `partial`: also rewrite a Python file that keeps a CUDA-only call with no automatic rewrite
     (by default it is left unchanged and the blocker is reported).
     """
+    return _fix(data, path, kind, options, unsafe, only, partial, scan_first=True)
+
+
+def _fix(data: bytes | str, path: str, kind: str, options: ScanOptions, unsafe: bool, only: tuple[str, int, int] | None,
+         partial: bool, scan_first: bool) -> FixOutcome:
+    """fix_source; `scan_first`: scan before fixing, to skip a file with no finding (the edits
+    of a scan's JSON skip it: that scan found fixable findings, and its timed-out patterns are
+    still to be reported)."""
     from migrator.fix.outcome import FixOutcome
 
     index = _index(options)
     raw = data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass")
     if kind == "python" and not index.python_may_match(prefilter_text(raw), path):
         return FixOutcome(decode_text(raw))  # nothing the catalogue looks for: not parsed, not changed
+    if kind == "python" and only is None and scan_first and isinstance(data, bytes):
+        # The fix rescans the whole file; the scan (pruned, see sources/prune.py) finds the same
+        # findings for a fraction of that. Where it finds none, the fix cannot change anything.
+        unchanged = _nothing_to_fix(raw, path, options, index)
+        if unchanged is not None:
+            return FixOutcome(unchanged)
     problem = unparsable(raw) if kind == "python" else None
     if problem:
         return FixOutcome(decode_text(raw), failed=f"not rewritten: {problem}")
@@ -385,6 +399,23 @@ def fix_source(data: bytes | str, path: str, kind: str = "python", options: Scan
 
 
 
+
+
+def _nothing_to_fix(raw: bytes, path: str, options: ScanOptions, index: "RuleIndex") -> str | None:
+    """The file's text when a scan of it has no finding at all (then `fix` leaves it as it is,
+    with nothing for a person either), else None (also when the scan could not tell: a parse
+    problem is an NRN000 finding, a timed-out pattern may have missed one)."""
+    try:
+        with _deep_recursion(), _gc_paused():
+            found = _scan_source(raw, path, "python", options, index, is_test_path(path), False)
+    except RecursionError:
+        return None
+    if found or index.take_timeouts():
+        return None
+    try:
+        return decode_python(raw)  # what the fix would have given back: the text it read
+    except (UnicodeDecodeError, LookupError, SyntaxError):
+        return None
 
 
 def fix_paths(paths: Sequence[str | os.PathLike[str]], options: ScanOptions = ScanOptions(), *,

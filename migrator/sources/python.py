@@ -82,19 +82,38 @@ def _noqa_may_apply(found: list[Finding], lines: list[str]) -> bool:
     return any("noqa" in line.lower() and "neuron-migrator" in line.lower() for line in lines)
 
 
+def _statement_lines(code: str) -> list[int] | None:
+    """Where each top-level statement of `code` starts, from CPython's parser (a tenth of the
+    cost of generating the module's text to place findings; positions.node_ranges checks each
+    statement's text and falls back to the whole module), or None when CPython cannot parse it."""
+    import ast
+
+    from migrator.sources.prune import statement_lines
+
+    try:
+        return statement_lines(ast.parse(code))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
 def fix(text: str, path: str, options: ScanOptions, index: "RuleIndex", unsafe: bool, is_test: bool,
         only: tuple | None, partial: bool) -> "FixOutcome":
     """One Python file's rewrite (see `fixer.fix_python`)."""
-    from migrator.fix.fixer import fix_python  # libcst.codemod is slow to import: only for Python
+    from migrator.fix.fixer import fix_python, module_code  # libcst.codemod is slow to import: only for Python
+    from migrator.sources.parse import parse_module
     from migrator.scan.engine import scan_python
 
     def rescan(module):
-        lines = python_comment_lines(split_lines(module.code))
-        found = scan_python(module, path, index, options.target, is_test=is_test)
+        code = module_code(module)  # generated once per module (the fixer asks for it too)
+        lines = python_comment_lines(split_lines(code))
+        found = scan_python(module, path, index, options.target, is_test=is_test, source=code,
+                            statement_lines=_statement_lines(code))
         return apply_suppressions(found, lambda cell: lines, path=path)
 
     # Another module may import a name from this one (`from common import autocast`): unused
     # imports are dropped only from scripts, which nothing imports.
     script = re.search(r"""__name__\s*==\s*['"]__main__['"]""", text) is not None
+    # The unvalidated parse (sources/parse.py): the fixer's own nodes are still validated.
     return fix_python(text, rescan, options.target, unsafe=unsafe, only=only, partial=partial,
-                      prune_imports=script and not path.endswith("__init__.py"), torch_version=options.torch_version)
+                      prune_imports=script and not path.endswith("__init__.py"), torch_version=options.torch_version,
+                      parse=parse_module)
