@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import gc
 import os
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
@@ -26,6 +26,9 @@ from migrator.core.fsutil import ChangedOnDisk, Unreadable, atomic_write, digest
 from migrator.core.lines import printable, split_lines
 
 if TYPE_CHECKING:
+    from migrator.assess.cost import FleetError  # noqa: F401 - imported on first use (__getattr__)
+    from migrator.deploy.generate import KINDS as GENERATE_KINDS  # noqa: F401
+    from migrator.deploy.launch_template import SpecError  # noqa: F401
     from migrator.scan.engine import RuleIndex
     from migrator.fix.outcome import FixOutcome
 
@@ -106,6 +109,21 @@ def _deep_recursion(limit: int = 8000):
 
 
 
+@contextlib.contextmanager
+def _gc_paused():
+    """The cycle collector off while one file is scanned. Parsing allocates millions of nodes,
+    and each collection walks every live one: about a sixth of a cold scan. A file's scan
+    leaves no cyclic garbage (tests/test_scan_speed.py checks), so none piles up; the collector
+    runs as usual between files, and stays off if it was off."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def _scan_source(raw: bytes, path: str, kind: str, options: ScanOptions, index: "RuleIndex", is_test: bool,
                  unused: bool) -> list[Finding]:
     return source_for(kind).scan(raw, path, options, index, is_test, unused)
@@ -147,7 +165,8 @@ def scan_source(data: bytes | str, path: str, kind: str = "python", options: Sca
     unused = options.report_unused_noqa
     try:
         with _deep_recursion():
-            findings = _scan_source(raw, path, kind, options, index, is_test, unused)
+            with _gc_paused():  # not around the fix below: the fixer's codemods do leave cycles
+                findings = _scan_source(raw, path, kind, options, index, is_test, unused)
             if options.fix_edits:
                 findings = _with_edits(raw, path, kind, options, findings)
     except RecursionError:
@@ -170,7 +189,7 @@ def _with_edits(raw: bytes, path: str, kind: str, options: ScanOptions, findings
     before = before_text(raw, kind)
     plain = replace(options, fix_edits=False)
     for safety in (s for s in (Safety.SAFE, Safety.UNSAFE) if s in wanted):
-        outcome = fix_source(raw, path, kind, plain, unsafe=safety is Safety.UNSAFE)
+        outcome = _fix(raw, path, kind, plain, safety is Safety.UNSAFE, None, False, scan_first=False)
         if not outcome.failed and outcome.changed:
             findings = attach_edits(before, outcome.source, findings, outcome.applied, safety)
     return findings
@@ -272,11 +291,16 @@ def scan_paths(paths: Sequence[str | os.PathLike[str]], options: ScanOptions = S
     if options.progress:
         options.progress(done, len(files))
     # Starting worker processes costs more than parsing a few ordinary files (pre-commit).
-    size = sum(_size(path) for path, _, _ in todo)
-    if options.jobs > 1 and len(todo) > 1 and size > PARALLEL_MIN_BYTES:
+    sizes = {path: _size(path) for path, _, _ in todo}
+    if options.jobs > 1 and len(todo) > 1 and sum(sizes.values()) > PARALLEL_MIN_BYTES:
+        from concurrent.futures import ProcessPoolExecutor  # here: a warm run starts no process
+
+        # Largest first: a large file handed out last would leave the other workers idle.
+        # Results are kept by path, so the output order does not change.
+        order = sorted(todo, key=lambda item: -sizes[item[0]])
         with ProcessPoolExecutor(max_workers=max(1, min(options.jobs, len(todo), os.cpu_count() or 1))) as pool:
-            stream = pool.map(_scan_file, todo, chunksize=max(1, min(16, len(todo) // (options.jobs * 8))))
-            for (path, _, _), result in zip(todo, stream):
+            stream = pool.map(_scan_file, order, chunksize=max(1, min(16, len(todo) // (options.jobs * 8))))
+            for (path, _, _), result in zip(order, stream):
                 results[path] = result
                 done += 1
                 if options.progress:
@@ -335,12 +359,26 @@ def fix_source(data: bytes | str, path: str, kind: str = "python", options: Scan
     `partial`: also rewrite a Python file that keeps a CUDA-only call with no automatic rewrite
     (by default it is left unchanged and the blocker is reported).
     """
+    return _fix(data, path, kind, options, unsafe, only, partial, scan_first=True)
+
+
+def _fix(data: bytes | str, path: str, kind: str, options: ScanOptions, unsafe: bool, only: tuple[str, int, int] | None,
+         partial: bool, scan_first: bool) -> FixOutcome:
+    """fix_source; `scan_first`: scan before fixing, to skip a file with no finding (the edits
+    of a scan's JSON skip it: that scan found fixable findings, and its timed-out patterns are
+    still to be reported)."""
     from migrator.fix.outcome import FixOutcome
 
     index = _index(options)
     raw = data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass")
     if kind == "python" and not index.python_may_match(prefilter_text(raw), path):
         return FixOutcome(decode_text(raw))  # nothing the catalogue looks for: not parsed, not changed
+    if kind == "python" and only is None and scan_first and isinstance(data, bytes):
+        # The fix rescans the whole file; the scan (pruned, see sources/prune.py) finds the same
+        # findings for a fraction of that. Where it finds none, the fix cannot change anything.
+        unchanged = _nothing_to_fix(raw, path, options, index)
+        if unchanged is not None:
+            return FixOutcome(unchanged)
     problem = unparsable(raw) if kind == "python" else None
     if problem:
         return FixOutcome(decode_text(raw), failed=f"not rewritten: {problem}")
@@ -361,6 +399,23 @@ def fix_source(data: bytes | str, path: str, kind: str = "python", options: Scan
 
 
 
+
+
+def _nothing_to_fix(raw: bytes, path: str, options: ScanOptions, index: "RuleIndex") -> str | None:
+    """The file's text when a scan of it has no finding at all (then `fix` leaves it as it is,
+    with nothing for a person either), else None (also when the scan could not tell: a parse
+    problem is an NRN000 finding, a timed-out pattern may have missed one)."""
+    try:
+        with _deep_recursion(), _gc_paused():
+            found = _scan_source(raw, path, "python", options, index, is_test_path(path), False)
+    except RecursionError:
+        return None
+    if found or index.take_timeouts():
+        return None
+    try:
+        return decode_python(raw)  # what the fix would have given back: the text it read
+    except (UnicodeDecodeError, LookupError, SyntaxError):
+        return None
 
 
 def fix_paths(paths: Sequence[str | os.PathLike[str]], options: ScanOptions = ScanOptions(), *,
@@ -412,13 +467,28 @@ def fix_paths(paths: Sequence[str | os.PathLike[str]], options: ScanOptions = Sc
 
 # -- the other commands: the CLI reaches every part through these -----------------------------
 from migrator.core.catalogue import RuleError  # noqa: E402
-from migrator.deploy.generate import KINDS as GENERATE_KINDS  # noqa: E402
-from migrator.deploy.launch_template import SpecError  # noqa: E402
-from migrator.assess.cost import FleetError  # noqa: E402
 from migrator.report import REPORTERS  # noqa: E402
 from migrator.report.baseline import BaselineError, filter_new, project_root, read_baseline, write_baseline  # noqa: E402
 
 REPORT_FORMATS = tuple(REPORTERS)
+
+
+def __getattr__(name: str):
+    """GENERATE_KINDS, SpecError and FleetError, imported on first use: deploy and assess pull in
+    jsonschema, jinja2 and pydantic, about a second of every warm scan that never needs them."""
+    if name == "GENERATE_KINDS":
+        from migrator.deploy.generate import KINDS
+
+        return KINDS
+    if name == "SpecError":
+        from migrator.deploy.launch_template import SpecError
+
+        return SpecError
+    if name == "FleetError":
+        from migrator.assess.cost import FleetError
+
+        return FleetError
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def rule_record(rule, details: bool = False) -> dict:

@@ -18,7 +18,7 @@ from migrator.api import _index
 from migrator.sources.prune import prune_source
 
 ROOT = Path(__file__).resolve().parents[1]
-HEADER = "# a module\n# of a project\n"  # lines 1-2 are never pruned (PEP 263 cookie lines)
+HEADER = "# a module\n# of a project\n"
 
 
 def whole_and_pruned(source: str | bytes, path: str = "x.py", options: ScanOptions = ScanOptions()):
@@ -392,3 +392,14 @@ def test_a_file_where_nothing_can_match_is_not_parsed():
     assert out is not None and not out.may_match
     whole, pruned = whole_and_pruned(source)
     assert pruned == whole == []
+
+
+def test_a_module_docstring_on_line_1_is_left_out_unless_a_coding_cookie_would_move_up():
+    source = '"""Docs.\n\nMore docs.\n"""\nimport torch\nx = y.cuda()\n'
+    assert blanked(source) == [1, 2, 3, 4, 5]  # `import torch` too: nothing names torch
+    assert whole_and_pruned(source)[0] == whole_and_pruned(source)[1] != []
+    # Python ignores a cookie below a docstring; with the docstring gone it would count.
+    source = '"""Docs."""\n# -*- coding: latin-1 -*-\nimport torch\nx = y.cuda()\n'
+    assert 1 not in blanked(source)
+    whole, pruned = whole_and_pruned(source)
+    assert pruned == whole != []

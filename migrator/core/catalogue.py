@@ -15,11 +15,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable
 
-import yaml
-
 from migrator.core.findings import CATEGORIES, Finding, Severity, Span
 from migrator.core.resources import rules_dir
-from migrator.core.yamldata import DuplicateKey, load_strict
 
 __all__ = ["EFFORTS", "DEFAULT_EFFORT", "RuleSpec", "Catalogue", "RuleError", "load_catalogue", "load_targets", "load_vocabulary", "load_operators", "tool_finding", "not_scanned", "TARGETS"]
 
@@ -155,6 +152,10 @@ def load_rule(path: Path) -> RuleSpec:
     Raises:
         RuleError: unreadable YAML or a field that breaks the schema (message names both).
     """
+    import yaml  # imported here: a warm run reads the validated catalogue from the cache
+
+    from migrator.core.yamldata import DuplicateKey, load_strict
+
     try:
         data = load_strict(_read_rule_file(path).decode("utf-8"))
     except DuplicateKey as exc:
@@ -279,6 +280,9 @@ def _checked_data(name: str) -> tuple[Path, Any]:
         RuleError: unreadable, or breaks its schema (the message names the field).
     """
     import jsonschema
+    import yaml
+
+    from migrator.core.yamldata import load_strict
 
     path = rules_dir() / f"{name}.yaml"
     try:
@@ -296,6 +300,8 @@ def _checked_data(name: str) -> tuple[Path, Any]:
 @lru_cache(maxsize=1)
 def load_targets() -> dict[str, dict[str, Any]]:
     """Per-target fix expressions from `rules/targets.yaml`."""
+    from migrator.core.yamldata import load_strict
+
     return load_strict((rules_dir() / "targets.yaml").read_text(encoding="utf-8"))
 
 

@@ -25,9 +25,26 @@ from migrator.core.lines import split_lines
 from migrator.fix.outcome import FixOutcome, allowed
 from migrator.scan.values import ModuleValues, Parents
 
-__all__ = ["FixOutcome", "fix_python", "MAX_PASSES"]
+__all__ = ["FixOutcome", "fix_python", "MAX_PASSES", "module_code"]
 
 MAX_PASSES = 4
+
+# Generating a module's text walks every node (most of a fix's time on a large file), and a
+# pass asks for it several times (names in use, line maps, the rescan): each module's text is
+# generated once. Modules are immutable, so the text of one is fixed; a few recent ones are kept.
+_CODE: dict[int, tuple[cst.Module, str]] = {}
+
+
+def module_code(module: cst.Module, known: str | None = None) -> str:
+    """`module.code`, generated once per module (`known`: its text, when the caller has it)."""
+    hit = _CODE.get(id(module))
+    if hit is not None and hit[0] is module:
+        return hit[1]
+    code = module.code if known is None else known
+    if len(_CODE) >= 4:
+        _CODE.clear()
+    _CODE[id(module)] = (module, code)
+    return code
 
 
 class FixUnavailable(ValueError):
@@ -387,6 +404,63 @@ def _render_all(module: cst.Module, findings: list[Finding], renderer: "_Rendere
     return out
 
 
+def _apply(module: cst.Module, applier: "_Apply", parents: Parents | None) -> cst.Module:
+    """`module.visit(applier)`, visiting only the top-level statements that hold a replaced node
+    (libcst's visit rebuilds every node it passes: most of a fix's time on a large file). The
+    result is the same text; nothing _Apply does depends on the module node above them."""
+    if parents is None:
+        return module.visit(applier)
+    tops: set[int] = set()
+    body_ids = {id(s) for s in module.body}
+    for key in applier.replacements:
+        node_id = key
+        while node_id not in body_ids:
+            parent = parents.of.get(node_id)
+            if parent is None:
+                return module.visit(applier)  # not under a statement of this module's body
+            node_id = id(parent)
+        tops.add(node_id)
+    body: list[cst.BaseStatement] = []
+    for statement in module.body:
+        if id(statement) not in tops:
+            body.append(statement)
+            continue
+        new = statement.visit(applier)
+        if isinstance(new, cst.RemovalSentinel):
+            continue
+        if isinstance(new, cst.FlattenSentinel):
+            body.extend(new.nodes)
+        else:
+            body.append(new)
+    return module.with_changes(body=body)
+
+
+def _imports_present(module: cst.Module, context: CodemodContext) -> bool:
+    """Whether AddImportsVisitor(context) would add nothing to `module` (then its visit, which
+    rebuilds the whole tree, is skipped): the test of its `visit_Module`/`leave_Module`, with
+    the imports at the top gathered without walking the module. False when unsure."""
+    try:
+        from libcst.codemod.visitors._add_imports import _GatherTopImportsBeforeStatements
+
+        wanted = AddImportsVisitor(context)
+        gatherer = _GatherTopImportsBeforeStatements(context)
+        gatherer.leave_Module(module)  # all it does: read the leading import statements
+    except Exception:  # noqa: BLE001 - another libcst: do the visit
+        return False
+    if wanted.module_imports - gatherer.module_imports:
+        return False
+    if any(gatherer.module_aliases.get(name) != alias for name, alias in wanted.module_aliases.items()):
+        return False
+    for name, pairs in wanted.alias_mapping.items():
+        if set(pairs) - set(gatherer.alias_mapping.get(name, [])):
+            return False
+    for name, objects in wanted.module_mapping.items():
+        have = gatherer.object_mapping.get(name)
+        if have is None or ("*" not in have and set(objects) - set(have)):
+            return False
+    return True
+
+
 class _Apply(cst.CSTTransformer):
     def __init__(self, replacements: dict[int, cst.CSTNode]) -> None:
         super().__init__()
@@ -453,7 +527,7 @@ def _free_name(code: str, names: tuple[str, ...], ours: str, base: str) -> str:
 
 def _constant_name(module: cst.Module, code: str) -> str:
     """`DEVICE`, unless the module already uses that name for something else."""
-    return _free_name(module.code, ("DEVICE", "NRN_DEVICE", "NRN_DEVICE_"), code, "DEVICE")
+    return _free_name(module_code(module), ("DEVICE", "NRN_DEVICE", "NRN_DEVICE_"), code, "DEVICE")
 
 
 def _helper_names(module: cst.Module, helpers: list[dict[str, Any]]) -> dict[str, str]:
@@ -462,7 +536,7 @@ def _helper_names(module: cst.Module, helpers: list[dict[str, Any]]) -> dict[str
     for helper in helpers:
         base = helper["name"]
         first_lines = "\n".join(helper["code"].splitlines()[:2])
-        out[base] = _free_name(module.code, (base, f"Nrn{base}", f"Nrn{base}_"), first_lines, base)
+        out[base] = _free_name(module_code(module), (base, f"Nrn{base}", f"Nrn{base}_"), first_lines, base)
     return out
 
 
@@ -504,7 +578,7 @@ def _insert_helpers(module: cst.Module, helpers: list[dict[str, Any]], names: di
     """Add each helper definition the code now uses, once, after the imports (with its imports)."""
     for helper in helpers:
         name = names[helper["name"]]
-        code = module.code
+        code = module_code(module)
         if not re.search(rf"\b{name}\b", code) or re.search(rf"^(class|def) {name}\b", code, re.M):
             continue
         body = list(module.body)
@@ -538,7 +612,7 @@ Scanner = Callable[[cst.Module], list[Finding]]
 
 def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False,
                only: tuple[str, int, int] | None = None, prune_imports: bool = True, partial: bool = False,
-               torch_version: str | None = None) -> FixOutcome:
+               torch_version: str | None = None, parse: Callable[[str], cst.Module] = cst.parse_module) -> FixOutcome:
     """Apply every allowed fix to `source` (Python text) for `target`.
 
     Args:
@@ -554,20 +628,24 @@ def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False,
         partial: rewrite even when a CUDA-only call with no automatic rewrite stays (a blocker).
             By default such a file is left unchanged: a half-migrated program still needs CUDA,
             and its coupled parts are easier to change by hand together.
+        parse: libcst's parse_module, or one that builds the same tree faster (sources/parse.py).
 
     Returns:
         A FixOutcome; on a parse error of the input, `failed` says so and nothing changes.
     """
     try:
-        module = cst.parse_module(source)
+        module = parse(source)
     except cst.ParserSyntaxError as exc:
         return FixOutcome(source, failed=f"does not parse: {exc.message} (line {exc.raw_line})")
+    module_code(module, source)  # a parse gives back its text exactly
     outcome = FixOutcome(source)
     constant = load_targets().get(target, {}).get("constant")
     reasons: dict[tuple[str, str], str] = {}
     initial: list[Finding] | None = None
+    scanned: tuple[cst.Module, list[Finding]] | None = None  # the last scan, to reuse while its module stands
     for _ in range(MAX_PASSES):
         findings = scan(module)
+        scanned = (module, findings)
         if initial is None:
             initial = findings
         name = _constant_name(module, constant["code"]) if constant else "DEVICE"
@@ -578,7 +656,7 @@ def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False,
         imports: list[str] = []
         rendered = _render_all(module, findings, renderer, target, unsafe, reasons) if renderer else {}
         held = hold_back(module, findings, lambda f: id(f) in rendered, rendered.get("parents"),
-                         _line_mapper(source, module.code)) if rendered else {}
+                         _line_mapper(source, module_code(module))) if rendered else {}
         if not partial and only is None and findings is initial and renderer:
             blockers = [f for f in findings if id(f) not in held and blocks(f, id(f) in rendered)]
             if blockers:
@@ -603,10 +681,10 @@ def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False,
         if not replacements:
             break
         applier = _Apply(replacements)
-        new_module = module.visit(applier)
+        new_module = _apply(module, applier, rendered.get("parents"))
         if not applier.applied:
             break
-        to_input = _line_mapper(source, module.code)
+        to_input = _line_mapper(source, module_code(module))
         for key in applier.applied:
             outcome.applied.extend(to_input(f) for f in owners[key])
         if imports:
@@ -614,20 +692,21 @@ def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False,
             for imp in dict.fromkeys(imports):
                 module_name, _, alias = imp.partition(" as ")
                 AddImportsVisitor.add_needed_import(context, module_name.strip(), asname=alias.strip() or None)
-            new_module = new_module.visit(AddImportsVisitor(context))
+            if not _imports_present(new_module, context):
+                new_module = new_module.visit(AddImportsVisitor(context))
         if prune_imports:
             new_module = _remove_replaced_imports(new_module, [f for key in applier.applied for f in owners[key]])
         if renderer:
             new_module = _insert_helpers(new_module, renderer.spec.get("helpers", []), renderer.helper_names, name)
-        if constant and re.search(rf"\b{name}\b", new_module.code) and renderer and target == "portable":
+        if constant and re.search(rf"\b{name}\b", module_code(new_module)) and renderer and target == "portable":
             new_module = _insert_constant(new_module, name, constant["code"])
         module = new_module
         if only is not None:
             break  # one finding's fix: its node moved, so later passes cannot find it again
-    new_source = module.code
+    new_source = module_code(module)
     try:
-        cst.parse_module(new_source)
-        if outcome.applied:
+        if outcome.applied:  # else the text is the input, which parsed above
+            parse(new_source)
             # libcst accepts newer grammar than the running Python; check with the interpreter too.
             compile(new_source, "<fixed>", "exec", dont_inherit=True, flags=ast.PyCF_ONLY_AST)
     except cst.ParserSyntaxError as exc:
@@ -638,8 +717,9 @@ def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False,
     outcome.source = new_source
     # What is still reported after the last pass is left for a person.
     unmatched = list(initial or [])
-    to_input = _line_mapper(source, module.code)
-    for finding in scan(module):
+    to_input = _line_mapper(source, new_source)
+    # A scan is a function of the module: when the last pass changed nothing, its scan stands.
+    for finding in (scanned[1] if scanned is not None and scanned[0] is module else scan(module)):
         reason = allowed(finding, unsafe) if renderer else "target is scan-only"
         key = (finding.rule_id, finding.snippet)
         outcome.manual.append((finding, reason or reasons.get(key, "fix overlapped another and did not converge")))

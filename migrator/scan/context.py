@@ -523,15 +523,9 @@ class Context(cst.CSTVisitor):
                 branch = branch.orelse if isinstance(branch.orelse, cst.If) else None
 
     def _cuda_guard(self, test: cst.BaseExpression) -> cst.Call | None:
-        found: list[cst.Call] = []
-
-        class _Find(cst.CSTVisitor):
-            def visit_Call(inner, call: cst.Call) -> None:  # noqa: N805
-                if self.resolve(call.func) == "torch.cuda.is_available":
-                    found.append(call)
-
-        walk(test, _Find())
-        return found[0] if found else None
+        finder = _FindCalls(self.resolve, "torch.cuda.is_available")
+        walk(test, finder)
+        return finder.found[0] if finder.found else None
 
     # -- calls, references, methods, arguments ---------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
@@ -705,3 +699,16 @@ class Context(cst.CSTVisitor):
 
     def visit_FormattedString(self, node: cst.FormattedString) -> None:
         strings.match(self, node)
+
+
+class _FindCalls:
+    """Calls of one qualified name (a class at module level: one defined per call would hold
+    the visitor, and with it the whole tree, in a reference cycle until the next collection;
+    scans run with the cycle collector paused, see api._gc_paused)."""
+
+    def __init__(self, resolve: Any, qname: str) -> None:
+        self.resolve, self.qname, self.found = resolve, qname, []
+
+    def visit_Call(self, call: cst.Call) -> None:
+        if self.resolve(call.func) == self.qname:
+            self.found.append(call)

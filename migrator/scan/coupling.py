@@ -32,6 +32,7 @@ import libcst as cst
 from migrator.core.findings import Finding
 from migrator.scan.resolve import dotted_name
 from migrator.scan.values import ModuleValues, Parents, cuda_branch
+from migrator.scan.walk import walk
 
 __all__ = ["hold_back", "manual_seed_duplicate", "sizes_processes", "already_guarded", "script_device_type", "blocks"]
 
@@ -106,7 +107,7 @@ def _uses_as_test(scope: cst.CSTNode, names: set[str]) -> list[cst.CSTNode]:
             if dotted_name(leftmost(node.test)) in names:
                 out.append(node.body)
 
-    scope.visit(_Find())
+    walk(scope, _Find())  # read-only: the scan's walk, not libcst's rebuilding visit
     return out
 
 
@@ -192,7 +193,7 @@ def _numpy_conversions(module: cst.Module) -> list[cst.Call]:
             if name.endswith("from_numpy"):
                 found.append(node)
 
-    module.visit(_Find())
+    walk(module, _Find())  # read-only: the scan's walk, not libcst's rebuilding visit
     return found
 
 

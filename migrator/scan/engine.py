@@ -40,6 +40,7 @@ def scan_python(
     source: str | None = None,
     whole_file: bool = False,
     original: str | None = None,
+    statement_lines: Any = None,
 ) -> list[Finding]:
     """Match one parsed module; return findings in source order.
 
@@ -56,17 +57,24 @@ def scan_python(
             render, and `--partial`.
         original: the file's whole text when `module` was parsed from a pruned copy
             (sources/prune.py), for the rules that look at the whole file (`module_contains`).
+        statement_lines: the line each statement of `module.body` starts on (prune.statement_lines),
+            so that positions are computed from the statements with findings only.
     """
     collector = Context(index, module, path, is_test)
     collector._code = original
-    walk(module, collector)
+    owners: dict[int, int] = {}  # id(candidate node) -> index of its statement in module.body
+    for number, statement in enumerate(module.body):  # as walk(module, collector): it has no visit_Module
+        first = len(collector.candidates)
+        walk(statement, collector)
+        owners.update((id(c.node), number) for c in collector.candidates[first:])
     if not collector.candidates:
         return []
     if collector.cuda_tests:
         collector.candidates = _mark_cuda_only(collector, module)
         if not collector.candidates:
             return []
-    ranges = node_ranges(module, module.code if source is None else source, [c.node for c in collector.candidates])
+    ranges = node_ranges(module, module.code if source is None else source, [c.node for c in collector.candidates],
+                         statement_lines, owners)
     findings: list[Finding] = []
     seen: set[tuple[str, int]] = set()
     for cand in collector.candidates:

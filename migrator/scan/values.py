@@ -255,6 +255,17 @@ class Parents:
 def string_value(node: cst.CSTNode) -> str | None:
     """The text of a plain string literal, else None."""
     if isinstance(node, cst.SimpleString):
+        raw = node.value
+        # Without escapes or carriage returns a literal's value is its body (libcst's
+        # evaluated_value runs ast.literal_eval, whose helper closures are cyclic garbage).
+        quote = raw[-1]
+        start = raw.index(quote)
+        prefix = raw[:start].lower()
+        if prefix in ("", "r", "u") and "\\" not in raw and "\r" not in raw:
+            width = 3 if raw[start:start + 3] == quote * 3 and len(raw) - start >= 6 else 1
+            return raw[start + width: len(raw) - width]
+        if "b" in prefix:
+            return None
         try:
             value = node.evaluated_value
         except Exception:  # noqa: BLE001 - malformed escapes: not a device string

@@ -26,7 +26,12 @@ def file_kind(path: Path) -> str | None:
     `setupcfg`, `cuda` (.cu/.cuh sources), `yaml` (other YAML files: read as text, and only
     those that are Lightning CLI, accelerate or Hugging Face training configs by their keys are
     matched; see sources/text.py), or None (not scanned)."""
-    name = path.name
+    return _kind(path.name, path.parent.name)
+
+
+def _kind(name: str, parent: str) -> str | None:
+    """`file_kind` of a file called `name` in a folder called `parent` (no Path per file: the walk
+    of a large tree is most of a warm scan)."""
     lower = name.lower()
     if lower.endswith((".py", ".pyi")):
         return "python"
@@ -37,7 +42,7 @@ def file_kind(path: Path) -> str | None:
     # As the hooks' `files` pattern: Dockerfile, Dockerfile.gpu, Dockerfile-cuda, x.dockerfile.
     if lower.startswith(("dockerfile", "containerfile")) or lower.endswith((".dockerfile", ".containerfile")):
         return "dockerfile"
-    if lower.endswith((".txt", ".in")) and (lower.startswith(("requirements", "constraints")) or path.parent.name == "requirements"):
+    if lower.endswith((".txt", ".in")) and (lower.startswith(("requirements", "constraints")) or parent == "requirements"):
         return "requirements"
     if lower in {"environment.yml", "environment.yaml", "conda.yml", "conda.yaml"} or lower.startswith("environment-") and lower.endswith((".yml", ".yaml")):
         return "conda"
@@ -74,13 +79,6 @@ def too_many_wildcards(pattern: str) -> bool:
 
 def is_test_path(path: str) -> bool:
     return bool(_TEST_RE.search(path.replace(os.sep, "/")))
-
-
-def _is_venv(path: Path) -> bool:
-    try:
-        return (path / "pyvenv.cfg").is_file()
-    except OSError:  # a folder without the x bit: os.walk reports it when it tries to list it
-        return False
 
 
 def _gitignore(root: Path) -> pathspec.GitIgnoreSpec | None:
@@ -153,39 +151,54 @@ def _named_excluded(path: Path, is_dir: bool, excluded: pathspec.GitIgnoreSpec, 
 
 def _walk(root: Path, excluded: pathspec.GitIgnoreSpec, errors: list[tuple[Path, str]] | None,
           classify: Callable[[Path], str | None] = file_kind) -> Iterator[tuple[Path, str]]:
-    specs: list[tuple[Path, pathspec.GitIgnoreSpec]] = []
+    # Paths are handled as strings relative to `root` ("a/b"; "" is `root`): a Path per file
+    # costs more than the rest of a warm scan of a large tree.
+    specs: list[tuple[str, pathspec.GitIgnoreSpec]] = []
 
     def unreadable(exc: OSError) -> None:
         if errors is not None:
             errors.append((Path(exc.filename or root), f"folder not scanned: cannot list it: {exc.strerror}"))
 
     real_root = os.path.realpath(root)
+    top = os.fspath(root)
+    exclude_any = bool(excluded.patterns)
+    by_name = classify is file_kind
 
     for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable):
-        here = Path(dirpath)
-        specs = [(base, spec) for base, spec in specs if base == here or base in here.parents]
-        spec = _gitignore(here)
-        if spec is not None:
-            specs.append((here, spec))
+        here_rel = dirpath[len(top):].lstrip(os.sep).replace(os.sep, "/")
+        specs = [(base, spec) for base, spec in specs if base == "" or here_rel == base or here_rel.startswith(base + "/")]
+        if ".gitignore" in filenames:
+            spec = _gitignore(Path(dirpath))
+            if spec is not None:
+                specs.append((here_rel, spec))
 
-        def ignored(p: Path, is_dir: bool) -> bool:
-            rel_root = p.relative_to(root).as_posix() + ("/" if is_dir else "")
-            if excluded.match_file(rel_root):
+        def ignored(name: str, is_dir: bool) -> bool:
+            rel = f"{here_rel}/{name}" if here_rel else name
+            suffix = "/" if is_dir else ""
+            if exclude_any and excluded.match_file(rel + suffix):
                 return True
             for base, s in specs:
-                rel = p.relative_to(base).as_posix() + ("/" if is_dir else "")
-                if s.match_file(rel):
+                if s.match_file((rel[len(base) + 1:] if base else rel) + suffix):
                     return True
             return False
 
+        # os.path.isfile is False on any OSError (a folder without the x bit: os.walk reports it).
         dirnames[:] = sorted(
             d for d in dirnames
-            if d not in SKIP_DIRS and not d.endswith(".egg-info") and not _is_venv(here / d) and not ignored(here / d, True)
+            if d not in SKIP_DIRS and not d.endswith(".egg-info") and not os.path.isfile(os.path.join(dirpath, d, "pyvenv.cfg"))
+            and not ignored(d, True)
         )
+        here: Path | None = None
+        parent = os.path.basename(dirpath)
         for name in sorted(filenames):
-            p = here / name
-            kind = classify(p)
-            if kind and not ignored(p, False):
+            if by_name:
+                kind = _kind(name, parent)
+            else:
+                here = here or Path(dirpath)
+                kind = classify(here / name)
+            if kind and not ignored(name, False):
+                here = here or Path(dirpath)
+                p = here / name
                 if os.path.islink(p) and not is_inside(os.path.realpath(p), real_root):
                     if errors is not None:
                         errors.append((p, "file not scanned: a symbolic link to outside the scanned folder"))

@@ -14,23 +14,33 @@ it, so findings are identical.
 
 A statement is left out only when both hold (the argument that pruning changes no finding):
 
-1. **Nothing in it can produce a finding** (`_Facts.relevant` is False). Every matcher of
-   engine._Collector needs one of: a Name/attribute chain whose head is bound by an import and
-   whose qualified name a call or reference rule names, or an argument rule names with that
-   argument given in a shape its values take (chains are resolved here through every import of
-   the module and of the enclosing function, in any branch and order: a superset of what
-   resolve.py binds); an attribute a method rule names; a builtin call a rule names; an import
-   of a module an import rule names; a string constant holding `cuda`, `nccl` or the literal
-   part of a string rule (constants are compared evaluated, so escapes cannot hide them);
-   `add_argument`; `.to(x)` or `device=x` with an integer, a Name or an index-like attribute.
-   Each check says "relevant" whenever the engine could find something, and more often.
-2. **Nothing else can see it** (`_Facts.exports`, `stores`). What one statement leaves for the
-   others is keyed by name: the names it binds in its scope, imports included (values.ModuleValues
-   has no class scope, so a class body binds in the enclosing one; so do the engine's array
-   names), and the free names a function passes as a device, backend or process count
-   (ModuleValues records those on the scope that binds them, else the module). The statement is
-   kept when any such name occurs anywhere else in the text that can look it up: the enclosing
-   function for names that function binds, else the whole file.
+1. **Nothing in it can produce a finding** (`_Facts.relevant` is False, and none of its
+   `index_uses` may hold an index). Every matcher of scan.context.Context needs one of: a
+   Name/attribute chain whose head is bound by an import and whose qualified name a call or
+   reference rule names (a dtype-only reference: as a callee or in a dtype position), or an
+   argument rule names with that argument given in a shape its values take (chains are resolved
+   through every import of the module and of the enclosing function, in any branch and order: a
+   superset of what resolve.py binds); a callee attribute a method rule names; a builtin call a
+   rule names; an import of a module an import rule names; `cuda`/`cuda:N` (or an f-string's
+   `cuda:`, or `"cuda:{}"` of `.format`) where the engine gives a string a device, device-type or
+   comparison context, `nccl`, or a string matching a string rule (constants are compared
+   evaluated, so escapes cannot hide them; a literal that may be implicitly concatenated is
+   matched by its rule's literal part); `add_argument`; `.to(x)` / `device=x` with an integer,
+   an index-like attribute, or a Name that matches values.INDEX_NAME or is assigned something
+   int-like anywhere in the file. Each check says "relevant" whenever the engine could find
+   something, and more often.
+2. **Nothing else can see it** (`_Facts.exports`, `stores`, `imports`). What one statement
+   leaves for the others is keyed by name, and looked up only in a few places (`_Lookups`,
+   collected from every statement of the file): the names it binds in its scope (ModuleValues
+   has no class scope, so a class body binds in the enclosing one), read by is_index, by the
+   engine's value-call arrays and accelerator tests, and, in a function, by where its nested
+   uses are recorded; the names its imports bind, read by name resolution; the free names a
+   function passes as a device, backend or process count (ModuleValues records those on the
+   scope that binds them, else the module), read where a name is assigned. The statement is
+   kept when such a name, looked up that way somewhere, also occurs anywhere else in the text
+   that can look it up (the enclosing function for the names it binds, else the whole file).
+
+When no statement is relevant at all, the file is not parsed (it cannot have a finding).
 
 Not pruned at all: files scanned with unused-noqa reporting (every comment counts), files whose
 encoding is not ASCII-compatible or whose lines end in lone carriage returns, and catalogues
@@ -56,7 +66,7 @@ from migrator.scan.words import TRACKED_DEVICE_KEYWORDS as DEVICE_KEYWORDS
 if TYPE_CHECKING:
     from migrator.scan.index import RuleIndex
 
-__all__ = ["prune_source", "Pruned"]
+__all__ = ["prune_source", "Pruned", "statement_lines"]
 
 # Encodings in which a line is its bytes up to b"\n" and a byte >= 0x80 never holds one.
 _LINE_SAFE = ("utf-8", "utf-8-sig", "utf8", "ascii", "latin-1", "iso-8859-1", "iso8859-1")
@@ -485,8 +495,18 @@ class _Reader:
             value = getattr(node, name)
             if type(value) is list:
                 for item in value:
-                    if isinstance(item, ast.AST):
+                    if type(item) is ast.Name and (scope is not self.home or type(item.ctx) is not ast.Store):
+                        # The commonest node, read here (as the Name branch of _visit does).
+                        head = item.id
+                        self.seen.heads.add(head)
+                        if head in self.bindings or head in self.outer:
+                            self._chain(head, (), None)
+                        else:
+                            self.unbound.append((head, (), None, False))
+                    elif isinstance(item, ast.AST):
                         visit(item, scope, None)
+            elif type(value) is ast.Constant and type(value.value) is not str:
+                pass  # numbers, None, bytes: nothing to match
             elif isinstance(value, ast.AST):
                 visit(value, scope, None)
 
@@ -840,14 +860,50 @@ def prune_source(raw: bytes, tree: ast.Module, index: "RuleIndex", path: str = "
                     consider(inner, True, inner_home, inner_own)
 
     consider(tree.body, False, None, set())
+    del read, consider  # recursive closures: unbound, what they hold is freed at once (no cycle left)
     if not relevant_anywhere:
         return Pruned(b"", [], may_match=False)  # findings come only from relevant statements
     if not regions:
         return None
+    pruned = _drop(raw, starts, sorted(regions))
+    if min(regions)[0] <= 2:
+        # The coding cookie (PEP 263) is read from lines 1-2: with a module docstring left out,
+        # other lines come first. The pruned text must be read with the file's own encoding.
+        from migrator.sources.codec import python_encoding
+
+        try:
+            same = python_encoding(pruned.source) == python_encoding(raw)
+        except (SyntaxError, LookupError):
+            same = False
+        if not same:
+            kept = sorted(r for r in regions if r[0] > 2)
+            return _drop(raw, starts, kept) if kept else None
+    return pruned
+
+
+def statement_lines(tree: ast.Module, pruned: Pruned | None = None) -> list[int]:
+    """The line each top-level statement starts on (its first decorator), in the text libcst
+    parses (`pruned`'s, when given): one per statement of the libcst module, whose simple
+    statements on one line (`a = 1; b = 2`) are one statement."""
+    position = {line: number for number, line in enumerate(pruned.origin, start=1)} if pruned is not None else None
+    out: list[int] = []
+    for stmt in tree.body:
+        first = stmt.decorator_list[0].lineno if getattr(stmt, "decorator_list", None) else stmt.lineno
+        if position is not None:
+            if first not in position:
+                continue  # left out
+            first = position[first]
+        if not out or out[-1] != first:
+            out.append(first)
+    return out
+
+
+def _drop(raw: bytes, starts: list[int], regions: list[tuple[int, int, bool]]) -> Pruned:
+    """`raw` without the lines of `regions` (sorted); a nested one becomes one `pass` line."""
     out: list[bytes] = []
     origin: list[int] = []
     at = 1  # the first line not yet copied
-    for first, last, nested in sorted(regions):
+    for first, last, nested in regions:
         out.append(raw[starts[at - 1]:starts[first - 1]])
         origin.extend(range(at, first))
         if nested:  # a block must keep a statement
@@ -895,15 +951,15 @@ def _unseen(raw: bytes, starts: list[int], first: int, last: int, names: set[str
 
 def _cleanly_bounded(raw: bytes, starts: list[int], first: int, stmt: ast.stmt) -> bool:
     """The statement's first line holds only it (nothing before it but indentation, no
-    backslash continuation from the line before), and it is not on line 1 or 2, where blanking
-    could change which line holds the coding cookie (PEP 263)."""
-    if first <= 2:
-        return False
+    backslash continuation from the line before). Lines 1-2 (the coding cookie's, PEP 263) are
+    checked by prune_source once the pruned text is known."""
     line = _line(raw, starts, first)
     if getattr(stmt, "decorator_list", None):
         if not line.lstrip(b" \t\f").startswith(b"@"):
             return False
     elif line[:stmt.col_offset].strip(b" \t\f") or not line[stmt.col_offset:].strip():
         return False
+    if first == 1:
+        return True
     before = _line(raw, starts, first - 1).rstrip(b"\r\n")
     return not before.endswith(b"\\")

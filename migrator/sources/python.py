@@ -26,7 +26,7 @@ def scan(raw: bytes, path: str, options: ScanOptions, index: "RuleIndex", is_tes
 
     from migrator.scan.engine import mark_blocked, scan_python
     from migrator.sources.parse import parse_module
-    from migrator.sources.prune import prune_source
+    from migrator.sources.prune import prune_source, statement_lines
 
     # A UTF-16 file hides its text from the byte-level prefilter: it is reported, not passed.
     if not (index.python_may_match(prefilter_text(raw), path) or (unused and b"noqa" in raw) or b"\x00" in raw):
@@ -37,9 +37,11 @@ def scan(raw: bytes, path: str, options: ScanOptions, index: "RuleIndex", is_tes
     # Statements no rule can match are left out before libcst parses (prune.py); with
     # unused-noqa reporting every comment matters, so the file is parsed whole.
     pruned = None if unused or tree is None else prune_source(raw, tree, index, path)
-    del tree
     if pruned is not None and not pruned.may_match:
         return []
+    # Where each statement starts, so positions are generated for the statements with findings only.
+    lines_of_statements = statement_lines(tree, pruned) if tree is not None else None
+    del tree
     try:
         module = parse_module(raw if pruned is None else pruned.source)
     except cst.ParserSyntaxError as exc:
@@ -56,10 +58,10 @@ def scan(raw: bytes, path: str, options: ScanOptions, index: "RuleIndex", is_tes
             line_map = lambda number: (None, pruned.line(number))  # noqa: E731
     except (UnicodeDecodeError, LookupError):
         if pruned is not None:
-            module = cst.parse_module(raw)
+            module, lines_of_statements = cst.parse_module(raw), None
         source = original = module.code
     found = scan_python(module, path, index, options.target, is_test=is_test, source=source, original=original,
-                        line_map=line_map)
+                        line_map=line_map, statement_lines=lines_of_statements)
     lines = split_lines(original)
     if unused or _noqa_may_apply(found, lines):  # only then can a `# noqa` matter (tokenizing costs)
         lines = python_comment_lines(lines)
@@ -80,19 +82,38 @@ def _noqa_may_apply(found: list[Finding], lines: list[str]) -> bool:
     return any("noqa" in line.lower() and "neuron-migrator" in line.lower() for line in lines)
 
 
+def _statement_lines(code: str) -> list[int] | None:
+    """Where each top-level statement of `code` starts, from CPython's parser (a tenth of the
+    cost of generating the module's text to place findings; positions.node_ranges checks each
+    statement's text and falls back to the whole module), or None when CPython cannot parse it."""
+    import ast
+
+    from migrator.sources.prune import statement_lines
+
+    try:
+        return statement_lines(ast.parse(code))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
 def fix(text: str, path: str, options: ScanOptions, index: "RuleIndex", unsafe: bool, is_test: bool,
         only: tuple | None, partial: bool) -> "FixOutcome":
     """One Python file's rewrite (see `fixer.fix_python`)."""
-    from migrator.fix.fixer import fix_python  # libcst.codemod is slow to import: only for Python
+    from migrator.fix.fixer import fix_python, module_code  # libcst.codemod is slow to import: only for Python
+    from migrator.sources.parse import parse_module
     from migrator.scan.engine import scan_python
 
     def rescan(module):
-        lines = python_comment_lines(split_lines(module.code))
-        found = scan_python(module, path, index, options.target, is_test=is_test)
+        code = module_code(module)  # generated once per module (the fixer asks for it too)
+        lines = python_comment_lines(split_lines(code))
+        found = scan_python(module, path, index, options.target, is_test=is_test, source=code,
+                            statement_lines=_statement_lines(code))
         return apply_suppressions(found, lambda cell: lines, path=path)
 
     # Another module may import a name from this one (`from common import autocast`): unused
     # imports are dropped only from scripts, which nothing imports.
     script = re.search(r"""__name__\s*==\s*['"]__main__['"]""", text) is not None
+    # The unvalidated parse (sources/parse.py): the fixer's own nodes are still validated.
     return fix_python(text, rescan, options.target, unsafe=unsafe, only=only, partial=partial,
-                      prune_imports=script and not path.endswith("__init__.py"), torch_version=options.torch_version)
+                      prune_imports=script and not path.endswith("__init__.py"), torch_version=options.torch_version,
+                      parse=parse_module)
