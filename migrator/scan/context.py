@@ -64,6 +64,15 @@ def _subtree_ids(node: cst.CSTNode) -> set[int]:
     return {id(n) for n in _subtree(node)}
 
 
+def _targets(target: cst.BaseExpression) -> set[int]:
+    """The names an assignment target writes (`a.b = ...`, `a.b, c = ...`), not those it reads."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return set().union(*(_targets(e.value) for e in target.elements)) if target.elements else set()
+    if isinstance(target, cst.StarredElement):
+        return _targets(target.value)
+    return {id(target)}
+
+
 class Context(cst.CSTVisitor):
     """The one pass over a module: scopes, imports, loops and the contexts that make a value a
     device, a dtype, a backend or an environment key; at each node it hands over to the
@@ -111,6 +120,7 @@ class Context(cst.CSTVisitor):
         self.attr_after: dict[int, str] = {}  # expression -> the attribute read from it (`finfo(...)` -> `min`)
         self.declarations: set[int] = set()  # an option's own name and help (`add_argument("--fp16", help=...)`)
         self.assigned: dict[int, Any] = {}  # an assignment target -> the literal assigned (`assigned_values`)
+        self.written: set[int] = set()  # every assignment target, whatever the value (`assigned: true`)
         self._optional_nodes: set[int] = set()
         self.optional = 0  # depth of `try: ... except ImportError` / `if is_x_available():` blocks
         self.assigning: list[cst.Assign] = []  # the enclosing assignments, innermost last
@@ -271,6 +281,8 @@ class Context(cst.CSTVisitor):
             # (A flag set to a value, `cudnn.benchmark = True`, is still a use.)
             self.inner.update(id(t.target) for t in node.targets if isinstance(t.target, cst.Attribute))
         if self.index.conditions:
+            for t in node.targets:
+                self.written.update(_targets(t.target))
             value = _literal(node.value)
             if value is not None or (isinstance(node.value, cst.Name) and node.value.value == "None"):
                 self.assigned.update((id(t.target), value) for t in node.targets)
@@ -311,6 +323,8 @@ class Context(cst.CSTVisitor):
                     self.arrays[-1].pop(t.target.value, None)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if self.index.conditions and node.value is not None:
+            self.written.update(_targets(node.target))
         if node.value is not None and self._target_is_device(node.target):
             self._set_ctx(node.value, "device")
 
@@ -670,6 +684,8 @@ class Context(cst.CSTVisitor):
         self.fstrings -= 1
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if self.index.conditions:
+            self.written.update(_targets(node.target))
         if isinstance(node.target, cst.Subscript):
             self.store_targets.add(id(node.target))
 

@@ -37,6 +37,8 @@ def _conditions_hold(ctx: Any, m: dict[str, Any], node: cst.CSTNode, call: cst.C
         return False
     if m.get("unless_compared") and call is None and id(node) in ctx.compared:
         return False  # `backend == dist.Backend.NCCL`: a constant tested against, not chosen
+    if m.get("assigned") and id(node) not in ctx.written:
+        return False  # `torch._inductor.config.max_autotune` only read: nothing is set
     if "assigned_values" in m:
         key = id(node)
         if key not in ctx.assigned or ctx.assigned[key] not in m["assigned_values"]:
