@@ -269,8 +269,11 @@ class Context(cst.CSTVisitor):
         self.store_targets.update(id(t.target) for t in node.targets if isinstance(t.target, cst.Subscript))
         if all(isinstance(t.target, cst.Subscript) for t in node.targets):
             self.records.add(id(node.value))  # version_info["cuda"] = torch.version.cuda
-        if any(isinstance(t.target, cst.Name) and _SAVED_NAME.match(t.target.value) for t in node.targets):
-            self.skipped.update(_subtree_ids(node.value))  # old = torch.backends.cudnn.benchmark: kept to restore
+        if isinstance(node.value, (cst.Attribute, cst.Name)) and any(
+                isinstance(t.target, cst.Name) and _SAVED_NAME.match(t.target.value) for t in node.targets):
+            # old = torch.backends.cudnn.benchmark: kept to restore. Only a setting read as it is:
+            # `cached_model = model.cuda()` still moves the model.
+            self.skipped.update(_subtree_ids(node.value))
         elif isinstance(node.value, cst.Name) and _SAVED_NAME.match(node.value.value):
             for t in node.targets:
                 self.skipped.update(_subtree_ids(t.target))  # torch.backends.cudnn.benchmark = old: put back
