@@ -412,14 +412,19 @@ def _apply(module: cst.Module, applier: "_Apply", parents: Parents | None) -> cs
         return module.visit(applier)
     tops: set[int] = set()
     body_ids = {id(s) for s in module.body}
+    on_path: set[int] = set()  # the replaced nodes and every node above one
     for key in applier.replacements:
         node_id = key
+        on_path.add(node_id)
         while node_id not in body_ids:
             parent = parents.of.get(node_id)
             if parent is None:
                 return module.visit(applier)  # not under a statement of this module's body
             node_id = id(parent)
+            on_path.add(node_id)
         tops.add(node_id)
+    # A subtree with no replaced node in it comes back as it is: it is not walked.
+    applier.on_path = on_path
     body: list[cst.BaseStatement] = []
     for statement in module.body:
         if id(statement) not in tops:
@@ -470,6 +475,7 @@ class _Apply(cst.CSTTransformer):
         self.deferred: set[int] = set()
         self.applied: set[int] = set()
         self.guards: set[int] = set()
+        self.on_path: set[int] | None = None  # set by _apply: the nodes worth walking into
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         self.stack.append(node)
@@ -477,7 +483,7 @@ class _Apply(cst.CSTTransformer):
             if self.depth:
                 self.deferred.add(id(node))
             self.depth += 1
-        return True
+        return self.on_path is None or id(node) in self.on_path
 
     def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode) -> Any:
         self.stack.pop()
@@ -563,9 +569,10 @@ def _after_imports(body: list[cst.BaseStatement]) -> int:
 
 def _insert_constant(module: cst.Module, name: str, code: str) -> cst.Module:
     line = code.replace("DEVICE", name, 1)
-    for stmt in module.body:
-        if isinstance(stmt, cst.SimpleStatementLine) and module.code_for_node(stmt).strip() == line:
-            return module
+    if line in module_code(module):  # else no statement can be that line (generating each one's text costs)
+        for stmt in module.body:
+            if isinstance(stmt, cst.SimpleStatementLine) and module.code_for_node(stmt).strip() == line:
+                return module
     body = list(module.body)
     index = _after_imports(body)
     new = cst.parse_statement(line + "\n")
@@ -595,8 +602,40 @@ def _insert_helpers(module: cst.Module, helpers: list[dict[str, Any]], names: di
             context = CodemodContext()
             for imp in helper["imports"]:
                 AddImportsVisitor.add_needed_import(context, imp)
-            module = module.visit(AddImportsVisitor(context))
+            module = _add_imports(module, context)
     return module
+
+
+def _add_imports(module: cst.Module, context: CodemodContext) -> cst.Module:
+    """`module.visit(AddImportsVisitor(context))`, walking only the statements it reads or
+    changes: the docstring, the leading import lines and the first statement after them (it
+    gets the blank line). The visitor reads and rewrites nothing below them; the rest of the
+    body is put back as it is (a walk of a large module is most of the time of its fix)."""
+    body = module.body
+    start = 1 if body and _docstring_or_strict(body[0]) else 0
+    end = start
+    while end < len(body) and _single_import(body[end]):
+        end += 1
+    if end + 1 >= len(body):
+        return module.visit(AddImportsVisitor(context))
+    head = module.with_changes(body=body[:end + 1]).visit(AddImportsVisitor(context))
+    return head.with_changes(body=[*head.body, *body[end + 1:]])
+
+
+def _single_import(stmt: cst.CSTNode) -> bool:
+    """libcst's test for a leading import line: a line holding one import statement."""
+    return isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], (cst.Import, cst.ImportFrom))
+
+
+def _docstring_or_strict(stmt: cst.CSTNode) -> bool:
+    """libcst's `_skip_first`: a first line that is a string, or an assignment to `__strict__`."""
+    if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+        return False
+    first = stmt.body[0]
+    if isinstance(first, cst.Expr):
+        return isinstance(first.value, cst.SimpleString)
+    return (isinstance(first, cst.Assign) and len(first.targets) == 1 and isinstance(first.targets[0].target, cst.Name)
+            and first.targets[0].target.value == "__strict__")
 
 
 def _compiles(source: str) -> bool:
@@ -693,7 +732,7 @@ def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False,
                 module_name, _, alias = imp.partition(" as ")
                 AddImportsVisitor.add_needed_import(context, module_name.strip(), asname=alias.strip() or None)
             if not _imports_present(new_module, context):
-                new_module = new_module.visit(AddImportsVisitor(context))
+                new_module = _add_imports(new_module, context)
         if prune_imports:
             new_module = _remove_replaced_imports(new_module, [f for key in applier.applied for f in owners[key]])
         if renderer:
