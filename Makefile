@@ -97,7 +97,7 @@ assess-screenshot: $(DEMO_VENV)/.done
 
 # One worker per CPU (pytest-xdist): most tests run the CLI or whole programs in subprocesses.
 test: $(TEST_VENV)/.done $(CHECKOV_VENV)/.done $(PCLUSTER_VENV)/.done tests/k8s/node_modules/.done $(TF_SCHEMA)/.done
-	$(TEST_VENV)/bin/python -m pytest -q -n auto
+	$(TEST_VENV)/bin/python -m pytest -q -n auto --durations=25
 
 # PyTorch/XLA 2.9 end to end (not part of `make test`): torch 2.9.0 from PyPI is the CUDA build,
 # several GB with its NVIDIA libraries; it runs on the CPU through PJRT_DEVICE=CPU.
