@@ -13,7 +13,7 @@ OUT := demo-out
 $(DEMO_VENV)/.done: pyproject.toml
 	$(PYTHON) -m venv $(DEMO_VENV)
 	$(DEMO_VENV)/bin/pip install $(PIP) -e . "torch==2.13.0" numpy
-	$(DEMO_VENV)/bin/pip install $(PIP) --no-deps "accelerate==1.15.0"
+	$(DEMO_VENV)/bin/pip install $(PIP) --no-deps "accelerate==1.15.0" "transformers==5.23.0"
 	touch $@
 
 $(TEST_VENV)/.done: pyproject.toml
@@ -65,10 +65,11 @@ demo: $(DEMO_VENV)/.done
 	$(DEMO_VENV)/bin/neuron-migrator scan samples --fail-on never --statistics
 	@echo "== 2. fix samples/train_amp.py (diff only; nothing is written)"
 	-$(DEMO_VENV)/bin/neuron-migrator fix samples/train_amp.py
-	@echo "== 3. scan the installed torch package (real third-party code; full report in $(OUT)/torch-scan.txt)"
-	$(DEMO_VENV)/bin/neuron-migrator scan "$$($(DEMO_VENV)/bin/python -c 'import os, torch; print(os.path.dirname(torch.__file__))' 2>/dev/null)" \
-		--fail-on never --statistics > $(OUT)/torch-scan.txt
-	@sed -n '/^Found /,$$p' $(OUT)/torch-scan.txt
+	@echo "== 3. scan installed packages: torch itself (PyTorch's own source is one NRN002 finding), then transformers (real third-party code; full report in $(OUT)/transformers-scan.txt)"
+	$(DEMO_VENV)/bin/neuron-migrator scan "$$($(DEMO_VENV)/bin/python -c 'import os, importlib.util as u; print(os.path.dirname(u.find_spec("torch").origin))')" --fail-on never
+	$(DEMO_VENV)/bin/neuron-migrator scan "$$($(DEMO_VENV)/bin/python -c 'import os, importlib.util as u; print(os.path.dirname(u.find_spec("transformers").origin))')" \
+		--fail-on never --statistics > $(OUT)/transformers-scan.txt
+	@sed -n '/^Found /,$$p' $(OUT)/transformers-scan.txt
 	@echo "== 4. generate a trn2.48xlarge launch template (boto3 JSON and CloudFormation)"
 	$(DEMO_VENV)/bin/neuron-migrator generate launch-template --instance-type trn2.48xlarge --region us-east-2 --name demo --output $(OUT)/trn2-json
 	$(DEMO_VENV)/bin/neuron-migrator generate launch-template --instance-type trn2.48xlarge --region us-east-2 --name demo --format cloudformation --output $(OUT)/trn2-cfn

@@ -128,9 +128,10 @@ def scan(site: Path, sdists: dict[str, Path], rescan: bool) -> dict:
         report = scan_paths([tree], ScanOptions(jobs=2))
         result["trees"].append({"package": package, "path": tree.relative_to(base).as_posix(), "files": report.files,
                                 "lines": report.lines, "findings": len(report.findings),
-                                "unparsed": sum(1 for f in report.findings if f.rule_id == "NRN000")})
+                                "unparsed": sum(1 for f in report.findings if f.rule_id == "NRN000"),
+                                "framework": [f.message for f in report.findings if f.rule_id == "NRN002"]})
         for f in report.findings:
-            if f.rule_id != "NRN000":
+            if f.rule_id not in ("NRN000", "NRN002"):  # the tool's own notes: not scanned, PyTorch's own source
                 result["findings"].append({"package": package, "path": Path(f.path).relative_to(base).as_posix(),
                                            "line": f.span.line, "rule": f.rule_id, "category": f.category,
                                            "severity": f.severity.value, "is_test": f.is_test, "message": f.message})
@@ -191,6 +192,8 @@ def main() -> int:
     for tree in result["trees"]:
         print(f"{tree['package']:16} {tree['path']:22} {tree['files']:5} files {tree['lines']:9,} lines "
               f"{tree['findings']:5} findings {tree['unparsed']} not parsed")
+        for note in tree.get("framework", ()):
+            print(f"{'':16} NRN002: {note}")
     missing, unaccepted = [], []
     grand = [0, 0]
     for stratum in STRATA:

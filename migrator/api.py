@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
 
 from migrator.core.catalogue import Catalogue, load_catalogue, not_scanned as _parse_error
-from migrator.sources.discover import discover, gitignore_spec, is_test_path
+from migrator.sources.discover import discover, gitignore_spec, is_test_path, framework_root
 from migrator.core.options import ScanOptions
 from migrator.sources import source_for
 from migrator.sources.codec import before_text, decode_python, decode_text, encode, prefilter_text, unparsable
@@ -271,8 +271,12 @@ def scan_paths(paths: Sequence[str | os.PathLike[str]], options: ScanOptions = S
     unlisted: list[tuple[Path, str]] = []
     files = [(str(p), kind) for p, kind in discover(paths, options.exclude, force_exclude=options.force_exclude,
                                                     root=options.root, errors=unlisted)]
+    framework: dict[str, list[str]] = {}
+    if not options.framework_source:
+        files = _outside_framework(files, framework)
     report = ScanReport(files=len(files))
     report.findings.extend(_parse_error(where.as_posix(), why, prefix="") for where, why in unlisted)
+    report.findings.extend(_framework_finding(root, given) for root, given in framework.items())
     cache = ResultCache.open(options.cache_dir, catalogue, options) if options.cache_dir else None
     results: dict[str, tuple[list[Finding], int]] = {}
     todo: list[tuple[str, str, ScanOptions]] = []
@@ -323,6 +327,37 @@ def scan_paths(paths: Sequence[str | os.PathLike[str]], options: ScanOptions = S
         report.lines += lines
     report.seconds = time.perf_counter() - start
     return report
+
+
+def _outside_framework(files: list[tuple[str, str]], framework: dict[str, list[str]]) -> list[tuple[str, str]]:
+    """`files` without those under PyTorch's own packages (rules/vocabulary.yaml
+    `framework_packages`), which are collected in `framework` by package folder."""
+    from migrator.scan.words import FRAMEWORK_PACKAGES
+
+    known: dict[str, str | None] = {}
+    kept = []
+    for path, kind in files:
+        root = framework_root(path, FRAMEWORK_PACKAGES, known)
+        if root is None:
+            kept.append((path, kind))
+        else:
+            framework.setdefault(root, []).append(path)
+    return kept
+
+
+def _framework_finding(root: str, files: list[str]) -> Finding:
+    """The one NRN002 finding for a package of PyTorch's own source, at its `__init__.py`,
+    spelled as the paths were given (`files` are its files, as discovered)."""
+    from migrator.core.catalogue import tool_finding
+    from migrator.core.findings import Span
+
+    first = Path(files[0])
+    depth = len(Path(os.path.relpath(os.path.abspath(first), root)).parts)
+    folder = first.parents[depth - 1] if depth <= len(first.parents) else Path(root)
+    name = os.path.basename(root)
+    count = f"{len(files):,} file{'s' if len(files) != 1 else ''}"
+    return tool_finding("NRN002", (folder / "__init__.py").as_posix(), Span(1, 1, 1, 1), files=count, package=name,
+                        snippet=name)
 
 
 def _size(path: str) -> int:
@@ -433,8 +468,12 @@ def fix_paths(paths: Sequence[str | os.PathLike[str]], options: ScanOptions = Sc
     # lies under one of these (a named file's own folder counts).
     roots = [str(Path(p) if Path(p).is_dir() else Path(p).parent) for p in paths]
     unlisted: list[tuple[Path, str]] = []
-    for p, kind in discover(paths, options.exclude, force_exclude=options.force_exclude, root=options.root,
-                            errors=unlisted):
+    found = [(str(p), kind) for p, kind in discover(paths, options.exclude, force_exclude=options.force_exclude,
+                                                    root=options.root, errors=unlisted)]
+    if not options.framework_source:
+        found = _outside_framework(found, {})  # PyTorch's own source is not rewritten (NRN002)
+    for name, kind in found:
+        p = Path(name)
         path = p.as_posix()
         data = _read(str(p), options)
         if isinstance(data, Finding):
@@ -519,7 +558,7 @@ def check_example(case, extend_rules: tuple = ()) -> list[str]:
     """The problems with one embedded rule example (see `migrator.testing`); empty = passes."""
     from migrator.testing import check_example as check
 
-    return check(case, scan_source, fix_source, extend_rules)
+    return check(case, scan_source, fix_source, extend_rules, scan_paths)
 
 
 def test_rules(folder: Path) -> tuple[int, list[tuple[str, list[str]]]]:

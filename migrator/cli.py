@@ -145,7 +145,7 @@ def _selection(settings, select, extend_select) -> tuple[str, ...]:
 
 
 def _scan_options(settings, target, select, ignore, exclude, extend_exclude, jobs, unused_noqa, no_cache, cache_dir,
-                  progress=None, force_exclude=None, extend_select=()):
+                  progress=None, force_exclude=None, extend_select=(), framework_source=None):
     from migrator.api import ScanOptions
     from migrator.api import default_cache_dir
 
@@ -165,6 +165,7 @@ def _scan_options(settings, target, select, ignore, exclude, extend_exclude, job
         jobs=jobs or (os.cpu_count() or 1), cache_dir=cache, progress=progress, test_files=settings.test_files,
         force_exclude=settings.force_exclude if force_exclude is None else force_exclude,
         max_file_size=settings.max_file_size, torch_version=settings.torch_version,
+        framework_source=settings.framework_source if framework_source is None else framework_source,
     )
 
 
@@ -192,6 +193,7 @@ CACHE_DEFAULT = "the user cache folder"
 SELECT_HELP = "Only rules whose id starts with this; replaces the configured selection (repeatable)."
 EXTEND_SELECT_HELP = "Rules to add to the configured (or default) selection (repeatable)."
 IGNORE_HELP = "Skip rules whose id starts with this; replaces the configured list (repeatable)."
+FRAMEWORK_HELP = "Also scan PyTorch's own source (torch/, a vendored copy); by default each such package is one NRN002 finding."
 
 
 @app.command(cls=_Command)
@@ -215,6 +217,7 @@ def scan(
     cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", metavar="DIR", show_default=CACHE_DEFAULT, help="Result cache folder (e.g. ~/.cache/neuron-migrator on Linux)."),
     statistics: bool = typer.Option(False, "--statistics", help="Also print counts per category."),
     force_exclude: bool = typer.Option(False, "--force-exclude/--no-force-exclude", help="Apply the excludes to files named on the command line too (the pre-commit hooks do)."),
+    framework_source: bool = typer.Option(False, "--framework-source/--no-framework-source", help=FRAMEWORK_HELP),
     output_file: Optional[Path] = typer.Option(None, "--output-file", "-o", metavar="FILE", show_default="stdout", help="Write the report to this file (replaced atomically), in any --format."),
     config: Optional[Path] = typer.Option(None, "--config", metavar="FILE", show_default=CONFIG_DEFAULT, help=CONFIG_HELP),
 ) -> None:
@@ -224,8 +227,8 @@ def scan(
     from migrator.api import REPORT_FORMATS, BaselineError, RuleError, filter_new, project_root, read_baseline, render
     from migrator.core.findings import Severity
 
-    target, fail_on, force_exclude = (_given(ctx, n, v) for n, v in (("target", target), ("fail_on", fail_on),
-                                                                     ("force_exclude", force_exclude)))
+    target, fail_on, force_exclude, framework_source = (_given(ctx, n, v) for n, v in (
+        ("target", target), ("fail_on", fail_on), ("force_exclude", force_exclude), ("framework_source", framework_source)))
     settings = _settings(config, paths)
     if fmt not in REPORT_FORMATS:
         raise _fail(f"--format: '{fmt}' is not one of {', '.join(REPORT_FORMATS)}")
@@ -234,7 +237,7 @@ def scan(
         raise _fail(f"--fail-on: '{fail_on}' is not one of error, warning, info, never")
     progress, update = _progress_bar()
     options = _scan_options(settings, target, select, ignore, exclude, extend_exclude, jobs, unused_noqa, no_cache, cache_dir,
-                            update, force_exclude, extend_select)
+                            update, force_exclude, extend_select, framework_source)
     if fmt in ("json", "sarif"):  # these formats carry each fix's edits
         options = dataclasses.replace(options, fix_edits=True)
     try:
@@ -268,7 +271,8 @@ def scan(
 
 def _warn_if_empty(report) -> None:
     """As ruff: a run that found nothing to scan says so (on stderr; the exit code is unchanged)."""
-    if report.files == 0:
+    if report.files == 0 and not any(f.rule_id == "NRN002" for f in report.findings):
+        # (PyTorch's own source left out says so itself: NRN002)
         typer.echo("neuron-migrator: warning: No files to scan found under the given path(s)", err=True)
 
 
@@ -357,16 +361,18 @@ def fix(
     exclude: List[str] = typer.Option([], "--exclude", metavar="PATTERN", help="gitignore-style pattern of paths to skip; replaces the configured list (repeatable)."),
     extend_exclude: List[str] = typer.Option([], "--extend-exclude", metavar="PATTERN", help="Pattern to skip in addition (repeatable)."),
     force_exclude: bool = typer.Option(False, "--force-exclude/--no-force-exclude", help="Apply the excludes to files named on the command line too (the pre-commit hooks do)."),
+    framework_source: bool = typer.Option(False, "--framework-source/--no-framework-source", help=FRAMEWORK_HELP),
     config: Optional[Path] = typer.Option(None, "--config", metavar="FILE", show_default=CONFIG_DEFAULT, help=CONFIG_HELP),
 ) -> None:
     """Rewrite what can be rewritten safely; print a diff unless --write."""
     from migrator.api import fix_paths
 
-    target, unsafe_fixes, force_exclude = (_given(ctx, n, v) for n, v in (
-        ("target", target), ("unsafe_fixes", unsafe_fixes), ("force_exclude", force_exclude)))
+    target, unsafe_fixes, force_exclude, framework_source = (_given(ctx, n, v) for n, v in (
+        ("target", target), ("unsafe_fixes", unsafe_fixes), ("force_exclude", force_exclude),
+        ("framework_source", framework_source)))
     settings = _settings(config, paths)
     options = _scan_options(settings, target, select, ignore, exclude, extend_exclude, 1, False, True, None, force_exclude=force_exclude,
-                            extend_select=extend_select)
+                            extend_select=extend_select, framework_source=framework_source)
     unsafe = settings.unsafe_fixes if unsafe_fixes is None else unsafe_fixes
     write = write and not diff  # as ruff: --diff never writes
     try:
@@ -608,6 +614,7 @@ def assess(
     exclude: List[str] = typer.Option([], "--exclude", metavar="PATTERN", help="gitignore-style pattern of paths to skip (repeatable)."),
     jobs: int = typer.Option(0, "--jobs", "-j", metavar="N", help="Worker processes (0 = one per CPU)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the result cache."),
+    framework_source: bool = typer.Option(False, "--framework-source/--no-framework-source", help=FRAMEWORK_HELP),
     config: Optional[Path] = typer.Option(None, "--config", metavar="FILE", show_default=CONFIG_DEFAULT, help=CONFIG_HELP),
 ) -> None:
     """Readiness, effort, migration path, model support and cost of moving PATHS to Neuron.
@@ -617,7 +624,7 @@ def assess(
     paths = paths or ["."]
     from migrator.api import ASSESS_FORMATS, FleetError, RuleError, assess as run_assess, render_assessment
 
-    target = _given(ctx, "target", target)
+    target, framework_source = _given(ctx, "target", target), _given(ctx, "framework_source", framework_source)
     settings = _settings(config, paths)
     if fmt not in ASSESS_FORMATS:
         raise _fail(f"--format: '{fmt}' is not one of {', '.join(ASSESS_FORMATS)}")
@@ -629,7 +636,8 @@ def assess(
         raise _fail("--prices: give --fleet too (prices are used only for the cost part)")
     if prices not in (None, "aws") and not Path(prices).is_file():
         raise _fail(f"--prices: {prices}: no such file (or give `aws`)")
-    options = _scan_options(settings, target, select, ignore, exclude, (), jobs, False, no_cache, None)
+    options = _scan_options(settings, target, select, ignore, exclude, (), jobs, False, no_cache, None,
+                            framework_source=framework_source)
     try:
         assessment = run_assess(paths, options, unsafe_fixes=unsafe_fixes or settings.unsafe_fixes, fleet_file=fleet,
                                 prices=prices, families=tuple(dict.fromkeys(family)))

@@ -18,6 +18,7 @@ the table wins (no cascade). An explicit `--config FILE` wins over the search. P
     force-exclude = true              # apply the excludes to files named on the command line too
     max-file-size = 5242880           # bytes; larger files get one NRN000 finding instead of a scan
     torch-version = "2.9"             # the PyTorch the project runs: fixes needing a newer one are left
+    framework-source = false          # also scan PyTorch's own source (a vendored copy); NRN002 otherwise
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ class Settings:
     force_exclude: bool = False
     max_file_size: int = 5 * 1024 * 1024
     torch_version: str | None = None
+    framework_source: bool = False
     source: Path | None = None
     root: Path | None = None
 
@@ -193,6 +195,10 @@ def load_settings(config: Path | None = None, start: Path | None = None) -> Sett
             if not isinstance(value, bool):
                 raise SettingsError(f"{path}: key 'force-exclude': expected true or false, got {value!r}")
             out["force_exclude"] = value
+        elif key == "framework-source":
+            if not isinstance(value, bool):
+                raise SettingsError(f"{path}: key 'framework-source': expected true or false, got {value!r}")
+            out["framework_source"] = value
         elif key == "max-file-size":
             if type(value) is not int or value < 1:
                 raise SettingsError(f"{path}: key 'max-file-size': expected a positive number of bytes, got {value!r}")
@@ -217,6 +223,6 @@ def load_settings(config: Path | None = None, start: Path | None = None) -> Sett
             out["extend_rules"] = folders
         else:
             known = ("target, select, ignore, per-file-ignores, exclude, extend-exclude, fail-on, unsafe-fixes, "
-                     "extend-rules, test-files, force-exclude, max-file-size, torch-version")
+                     "extend-rules, test-files, force-exclude, max-file-size, torch-version, framework-source")
             raise SettingsError(f"{path}: unknown key '{key}' in [tool.neuron-migrator] (known: {known})")
     return Settings(**out)

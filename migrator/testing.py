@@ -45,11 +45,14 @@ _SUFFIX = {"python": "example.py", "shell": "example.sh", "dockerfile": "Dockerf
            "yaml": "config.yaml"}
 
 
-def check_example(case: ExampleCase, scan_source: Callable, fix_source: Callable, extend_rules: tuple = ()) -> list[str]:
+def check_example(case: ExampleCase, scan_source: Callable, fix_source: Callable, extend_rules: tuple = (),
+                  scan_paths: Callable | None = None) -> list[str]:
     """Return the problems with one example (empty when it passes).
 
-    `scan_source` and `fix_source` are the API's (`migrator.api.check_example` passes them):
-    this module sits below the API, which offers `rules test` through it.
+    `scan_source`, `fix_source` and `scan_paths` are the API's (`migrator.api.check_example`
+    passes them): this module sits below the API, which offers `rules test` through it. An
+    example with a `package` is written as a file of that package into a temporary folder and
+    scanned through `scan_paths` (what belongs to a package is decided there, NRN002).
     """
     ex = case.example
     kind = ex.get("file_kind", "python")
@@ -58,6 +61,8 @@ def check_example(case: ExampleCase, scan_source: Callable, fix_source: Callable
                           report_unused_noqa=ex.get("report_unused_noqa", False))
     if case.rule.severity_for(options.target) is None:
         return [f"{case.id}: rule is off for target {options.target}"] if case.kind == "bad" else []
+    if "package" in ex:
+        return _check_in_package(case, ex, path, options, scan_paths)
     hits = [f for f in scan_source(ex["code"], path, kind, options) if f.rule_id == case.rule.id]
     if case.kind == "good":
         return [f"{case.id}: unexpected finding at line {f.span.line}: {f.message}" for f in hits]
@@ -87,3 +92,24 @@ def check_example(case: ExampleCase, scan_source: Callable, fix_source: Callable
         if unsafe and fix_source(ex["code"], path, kind, options, unsafe=False).source == ex["fixed"]:
             problems.append(f"{case.id}: marked unsafe, but the fix applied without --unsafe-fixes")
     return problems
+
+
+def _check_in_package(case: ExampleCase, ex: dict, name: str, options: ScanOptions, scan_paths: Callable | None) -> list[str]:
+    """A `package` example: `a.b` becomes `a/__init__.py`, `a/b/__init__.py` and `a/b/<name>`
+    in a temporary folder, which is scanned as a whole (no fix is checked)."""
+    import tempfile
+    from pathlib import Path
+
+    if scan_paths is None:
+        return [f"{case.id}: a `package` example needs the path scan"]
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        for part in ex["package"].split("."):
+            folder = folder / part
+            folder.mkdir()
+            (folder / "__init__.py").write_text("")
+        (folder / name).write_text(ex["code"], encoding="utf-8")
+        hits = [f for f in scan_paths([tmp], options).findings if f.rule_id == case.rule.id]
+    if case.kind == "good":
+        return [f"{case.id}: unexpected finding at {f.path}:{f.span.line}: {f.message}" for f in hits]
+    return [] if hits else [f"{case.id}: the rule did not report this example"]

@@ -325,3 +325,51 @@ def test_notebook_cells_keep_crlf_line_endings(cli, tmp_path):
     cli("fix", path, "--write", check=0)
     source = "".join(json.loads(path.read_text())["cells"][0]["source"])
     assert ".to(DEVICE)" in source and source.count("\r\n") == source.count("\n") == 3
+
+
+def _vendored_torch(root: Path) -> Path:
+    """A repository that vendors a copy of PyTorch (third_party/torch, a top-level package)
+    beside its own training script, and has a subpackage of its own named `torch`."""
+    torch_pkg = root / "third_party" / "torch"
+    (torch_pkg / "cuda").mkdir(parents=True)
+    (torch_pkg / "__init__.py").write_text("")
+    (torch_pkg / "cuda" / "__init__.py").write_text("import torch\n\ndef sync():\n    torch.cuda.synchronize()\n")
+    (torch_pkg / "include").mkdir()
+    (torch_pkg / "include" / "kernel.cuh").write_text("__global__ void k(float *x) { x[0] = 1; }\n")
+    mine = root / "mylib" / "torch"
+    mine.mkdir(parents=True)
+    (root / "mylib" / "__init__.py").write_text("")
+    (mine / "__init__.py").write_text("import torch\n\ndef sync():\n    torch.cuda.synchronize()\n")
+    (root / "train.py").write_text("import torch\nmodel = torch.nn.Linear(2, 2).cuda()\n")
+    return torch_pkg
+
+
+def test_pytorch_own_source_is_one_info_finding_and_scanned_on_request(cli, tmp_path):
+    torch_pkg = _vendored_torch(tmp_path)
+    data = json.loads(cli("scan", tmp_path, "--format", "json", "--fail-on", "never", check=0).stdout)
+    framework = [f for f in data if f["rule_id"] == "NRN002"]
+    assert len(framework) == 1 and framework[0]["severity"] == "info"
+    assert framework[0]["path"] == (torch_pkg / "__init__.py").as_posix()
+    assert "3 files in package `torch`" in framework[0]["message"]
+    # Nothing from inside the vendored copy; the team's own code (a subpackage called torch too) is scanned.
+    assert not any("third_party" in f["path"] for f in data if f["rule_id"] != "NRN002")
+    assert {f["path"].split(str(tmp_path) + "/")[1] for f in data if f["rule_id"] != "NRN002"} == {
+        "train.py", "mylib/torch/__init__.py"}
+    scanned = json.loads(cli("scan", tmp_path, "--format", "json", "--fail-on", "never", "--framework-source", check=0).stdout)
+    assert not any(f["rule_id"] == "NRN002" for f in scanned)
+    inside = {f["path"].rsplit("/", 1)[1] for f in scanned if "third_party" in f["path"]}
+    assert inside == {"__init__.py", "kernel.cuh"}
+    # The configuration says the same as the flag.
+    (tmp_path / "pyproject.toml").write_text("[tool.neuron-migrator]\nframework-source = true\n")
+    configured = json.loads(cli("scan", tmp_path, "--format", "json", "--fail-on", "never", check=0).stdout)
+    assert sorted(f["path"] for f in configured) == sorted(f["path"] for f in scanned)
+
+
+def test_fix_leaves_pytorch_own_source_alone(cli, tmp_path):
+    torch_pkg = _vendored_torch(tmp_path)
+    before = (torch_pkg / "cuda" / "__init__.py").read_text()
+    cli("fix", tmp_path, "--write", check=0)
+    assert (torch_pkg / "cuda" / "__init__.py").read_text() == before
+    assert "torch.accelerator" in (tmp_path / "mylib" / "torch" / "__init__.py").read_text()
+    cli("fix", tmp_path, "--write", "--framework-source", check=0)
+    assert "torch.accelerator" in (torch_pkg / "cuda" / "__init__.py").read_text()

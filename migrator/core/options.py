@@ -34,6 +34,9 @@ class ScanOptions:
             a person; None: no limit beyond the target's own minimum (rules/targets.yaml).
         fix_edits: give each fixable finding its fix as edits (`Fix.edits`; JSON and SARIF
             carry them). Costs one in-memory `fix` of each file that has fixable findings.
+        framework_source: also scan and fix PyTorch's own source (files of the packages named
+            `framework_packages` in rules/vocabulary.yaml). By default a path scan reports one
+            NRN002 finding per such package instead (rules/tool/NRN002-framework-source.yaml).
         progress: callback(done, total) after each file, for progress bars.
     """
 
@@ -52,4 +55,5 @@ class ScanOptions:
     test_files: str = "scan"
     torch_version: str | None = None
     fix_edits: bool = False
+    framework_source: bool = False
     progress: Callable[[int, int], None] | None = field(default=None, compare=False, repr=False)

@@ -25,3 +25,5 @@ INDEX_CALLS = _WORDS["index_calls"]
 NPROCS_KEYWORDS = frozenset(_WORDS["nprocs_keywords"])
 TRACKED_DEVICE_KEYWORDS = frozenset(_WORDS["tracked_device_keywords"])
 BACKEND_CALLS = frozenset(_WORDS["backend_calls"])
+# Top-level packages of PyTorch's own wheel: their files are the framework, not code to migrate (NRN002).
+FRAMEWORK_PACKAGES = frozenset(_WORDS["framework_packages"])

@@ -11,7 +11,7 @@ import pathspec
 
 from migrator.core.fsutil import is_inside
 
-__all__ = ["file_kind", "discover", "is_test_path", "gitignore_spec", "SKIP_DIRS"]
+__all__ = ["file_kind", "discover", "is_test_path", "gitignore_spec", "SKIP_DIRS", "framework_root"]
 
 SKIP_DIRS = {
     ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "__pycache__", "node_modules",
@@ -79,6 +79,35 @@ def too_many_wildcards(pattern: str) -> bool:
 
 def is_test_path(path: str) -> bool:
     return bool(_TEST_RE.search(path.replace(os.sep, "/")))
+
+
+def framework_root(path: str | os.PathLike[str], names: frozenset[str], known: dict[str, str | None]) -> str | None:
+    """The folder of the top-level package named in `names` that `path` lies under, or None.
+
+    A top-level package is a folder with an `__init__.py` whose parent has none
+    (`site-packages/torch`, `third_party/torch`); every file below it counts, Python or not
+    (`torch/include/ATen/cuda/*.cuh`). A subpackage of another package (`mylib/torch`) is not
+    one. Only names are looked at, nothing is read; `known` caches the answer per folder.
+    """
+    folder = os.path.dirname(os.path.abspath(path))
+    walked: list[str] = []
+    found: str | None = None
+    while folder not in known:
+        walked.append(folder)
+        if os.path.basename(folder) in names and os.path.isfile(os.path.join(folder, "__init__.py")):
+            parent = os.path.dirname(folder)
+            if parent == folder or not os.path.isfile(os.path.join(parent, "__init__.py")):
+                found = folder
+                break
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    else:
+        found = known[folder]
+    for inner in walked:
+        known[inner] = found
+    return found
 
 
 def _gitignore(root: Path) -> pathspec.GitIgnoreSpec | None:
