@@ -91,6 +91,7 @@ class Context(cst.CSTVisitor):
         self.host_casts: set[int] = set()  # `x.double()` whose result goes straight to the host  # an import of this file's own CUDA-library package was reported
         self.scopes: list[dict[str, str]] = [module_bindings(module)]
         self.functions: list[str] = []
+        self.classes: list[str] = []  # the enclosing class names, innermost last
         self.store_targets: set[int] = set()  # subscripts assigned to (`x[mask] = 0`), not read
         self.candidates: list[Candidate] = []
         self.inner: set[int] = set()
@@ -154,6 +155,9 @@ class Context(cst.CSTVisitor):
             return
         if id(node) in self.skipped:
             return
+        where = self.index.not_in.get(rule.id)
+        if where is not None and self._not_in(where):
+            return
         if self.is_test and id(node) in self.scaffold:
             # A test's skip condition, isolation step or expected failure: reported at info as
             # test scaffolding (engine._finding), as issue 11's Precision list accepts.
@@ -166,6 +170,13 @@ class Context(cst.CSTVisitor):
             values = {**values, "status": entry["status"], "sdk": entry["sdk"], "source": entry["source"],
                       "mode": f' mode "{values["value"]}"' if values.get("value") not in (None, values.get("name")) else ""}
         self.candidates.append(Candidate(rule, node, {k: str(v) for k, v in values.items()}, context))
+
+    def _not_in(self, where: tuple[Any, Any, Any]) -> bool:
+        """Inside code the rule's `not_in` names: a file, class or function by its name."""
+        files, classes, functions = where
+        return bool((files is not None and files.search(self.file_name))
+                    or (classes is not None and any(classes.search(c) for c in self.classes))
+                    or (functions is not None and any(functions.search(f) for f in self.functions)))
 
     def _set_ctx(self, node: cst.CSTNode | None, ctx: str) -> None:
         if node is not None:
@@ -217,6 +228,10 @@ class Context(cst.CSTVisitor):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.inner.add(id(node.name))
+        self.classes.append(node.name.value)
+
+    def leave_ClassDef(self, node: cst.ClassDef) -> None:
+        self.classes.pop()
 
     def _import(self, node: cst.Import | cst.ImportFrom) -> bool:
         if len(self.scopes) > 1:

@@ -53,8 +53,14 @@ class RuleIndex:
         self._requirements: list[tuple[str, tuple[tuple[str, ...], ...]]] = []
         self._by_file_name: list[tuple[frozenset[str], bytes]] = []  # string matchers for named files only
         self._value_checks: list[tuple[tuple[str, ...], tuple[tuple[str, tuple[tuple[str, ...], ...]], ...]]] = []
+        # Where a rule does not apply (`not_in`): rule id -> (file name, class names, function names) patterns.
+        self.not_in: dict[str, tuple[Any, Any, Any]] = {}
         need = self._need
         for rule in catalogue.rules:
+            where = rule.raw.get("not_in")
+            if where:
+                self.not_in[rule.id] = tuple(self.pattern(where[k], rule) if k in where else None
+                                             for k in ("files", "classes", "functions"))  # type: ignore[assignment]
             for m in _expand_operators(rule, self.operator_info):
                 kind = m["kind"]
                 if kind in ("call", "reference"):
