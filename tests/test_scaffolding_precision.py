@@ -68,6 +68,26 @@ CASES = [
                 pass
             return a, b, t
         """, []),
+    ("a spoof saved and put back", "tests/test_device.py", """
+        import torch
+        def test_cpu_fallback():
+            original = torch.cuda.is_available
+            torch.cuda.is_available = lambda: False
+            try:
+                pass
+            finally:
+                torch.cuda.is_available = original
+        """, []),
+    ("device-agnostic getattr with the name spelled out", "lib/device.py", """
+        import torch
+        def backend_module():
+            return getattr(torch, "npu", torch.cuda)
+        """, []),
+    ("float64 made only to become a Python number", "lib/timing.py", """
+        import torch
+        def mean_ms(samples):
+            return float(torch.tensor(samples, dtype=torch.float64).mean())
+        """, []),
     # What must stay: a real spoof-free use next to each exemption.
     ("a flag set to a value is a use", "tests/test_flags.py", """
         import torch
@@ -133,3 +153,27 @@ def test_a_subpackage_named_like_the_library_is_not_the_library(tmp_path):
         (folder / "__init__.py").write_text("")
     found = scan_source("import bitsandbytes as bnb\n", str(sub / "utils.py"), options=ScanOptions(target="neuron"))
     assert [f.rule_id for f in found] == ["NRN603"]
+
+
+SCAFFOLD_INFO = [
+    ("a mock's canned nvidia-smi output", "tests/test_installer.py", """
+        import subprocess
+        from unittest import mock
+        def test_detects_gpu():
+            with mock.patch("subprocess.run") as run:
+                run.return_value = subprocess.CompletedProcess(["nvidia-smi"], 0, stdout="GPU 0")
+        """, "NRN702"),
+    ("an assertion on the device a test expects", "tests/test_device.py", """
+        import torch
+        def test_pick():
+            assert pick_device().type == "cuda"
+        """, "NRN104"),
+]
+
+
+@pytest.mark.parametrize("name,path,source,rule", SCAFFOLD_INFO, ids=[c[0] for c in SCAFFOLD_INFO])
+def test_test_scaffolding_is_info_saying_so(name, path, source, rule):
+    """Issue 11: mocks and assertions in tests are reported at info, with a message saying they are scaffolding."""
+    found = [f for f in scan_source(textwrap.dedent(source).lstrip(), path, options=ScanOptions(target="neuron"))
+             if f.rule_id == rule]
+    assert found and all(f.severity.value == "info" and "test scaffolding" in f.message for f in found), found

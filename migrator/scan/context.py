@@ -37,7 +37,7 @@ _GPU_BUILD = re.compile(r"\bhip\b|_HIP_|HIP_EXTENSION|\bROCM\b|WITH_ROCM|\brocm\
 _SKIP_CALL = re.compile(r"(?i)^(skip|skip_?if\w*|skip_?unless\w*|skiptest)$")
 _SKIP_REASON = "a skip condition in a test; on Neuron the test is skipped unless the condition is changed"
 # A name that keeps a setting to put it back (`old_allow_tf32 = torch.backends.cuda.matmul.allow_tf32`).
-_SAVED_NAME = re.compile(r"^_?(old|orig|original|saved|cached|prev|previous|backup|before)(_|[A-Z])")
+_SAVED_NAME = re.compile(r"^_?(old|orig|original|saved|cached|prev|previous|backup|before)(_|[A-Z]|$)")
 # Calls that compare results (a check, not the computation): float64 arguments are host work.
 _COMPARE_CALLS = frozenset({"assert_close", "assert_allclose", "allclose", "isclose", "assertEqual", "assertTrue"})
 # Methods after which a tensor is on the host (`x.double().cpu().numpy()`): float64 there is host work.
@@ -298,6 +298,11 @@ class Context(cst.CSTVisitor):
             # in Neuron's own guide) replaces the API with a function; it does not call it.
             # (A flag set to a value, `cudnn.benchmark = True`, is still a use.)
             self.inner.update(id(t.target) for t in node.targets if isinstance(t.target, cst.Attribute))
+        if self.is_test and any(isinstance(t.target, cst.Attribute) and t.target.attr.value in ("return_value", "side_effect")
+                                for t in node.targets):
+            # run.return_value = CompletedProcess(["nvidia-smi"], 0, ...): what a mock answers, not what runs.
+            for inner in _subtree(node.value):
+                self.scaffold.setdefault(id(inner), "a mock's canned return value")
         if self.index.conditions:
             for t in node.targets:
                 self.written.update(_targets(t.target))
@@ -405,6 +410,9 @@ class Context(cst.CSTVisitor):
         for operand in operands:
             if CUDA_DEVICE.match(_string_value(operand) or ""):
                 self.device_ctx[id(operand)] = "comparison"
+                if self.is_test and self.asserts:
+                    # `assert pick_device().type == "cuda"`: what the test expects, not a branch.
+                    self.scaffold.setdefault(id(operand), "an assertion on the device the test expects")
 
     def _allow_list(self, container: cst.BaseExpression) -> None:
         """`device not in {"cpu", "cuda", "mps"}`: a literal list of device types that names CUDA
@@ -677,11 +685,21 @@ class Context(cst.CSTVisitor):
             name = _string_value(args[1].value)
             if name is not None and name.endswith(("Error", "Exception")):
                 self.inner.add(id(args[0].value))  # getattr(torch.cuda, "OutOfMemoryError", None)
-            elif name is None and dotted_name(args[0].value) is not None and self.resolve(args[0].value) == "torch":
-                self.inner.add(id(args[2].value))  # getattr(torch, device_type, torch.cuda): device-agnostic
+            elif dotted_name(args[0].value) is not None and self.resolve(args[0].value) == "torch":
+                # getattr(torch, device_type, torch.cuda): device-agnostic, CUDA only as the fallback
+                # (also with the name spelled out: getattr(torch, "npu", torch.cuda))
+                self.inner.add(id(args[2].value))
         if last in _COMPARE_CALLS:
             # torch.testing.assert_close(out.double(), ref.double()): float64 only to compare results
             self.host_casts.update(id(a.value) for a in args if isinstance(a.value, cst.Call))
+        if (isinstance(node.func, cst.Name) and node.func.value in ("float", "int") and len(args) == 1
+                and isinstance(args[0].value, cst.Call)):
+            # float(torch.tensor(ms, dtype=torch.float64).mean()): made only to become a Python number.
+            inner: cst.BaseExpression = args[0].value
+            while isinstance(inner, cst.Call):
+                self.host_casts.add(id(inner))
+                self.host_casts.update(id(a.value) for a in inner.args)
+                inner = inner.func.value if isinstance(inner.func, cst.Attribute) else inner.func
         if isinstance(node.func, cst.Attribute) and node.func.attr.value in _HOST_METHODS and isinstance(node.func.value, cst.Call):
             # `x.double().cpu().numpy()`: the float64 result goes to the host at once.
             inner = node.func.value
