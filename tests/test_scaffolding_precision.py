@@ -163,6 +163,25 @@ SCAFFOLD_INFO = [
             with mock.patch("subprocess.run") as run:
                 run.return_value = subprocess.CompletedProcess(["nvidia-smi"], 0, stdout="GPU 0")
         """, "NRN702"),
+    ("a skip mark on a parametrized case", "tests/test_optim.py", """
+        import pytest
+        import torch
+        DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="no GPU"))]
+        """, "NRN201"),
+    ("a test that returns early without CUDA", "tests/test_optim.py", """
+        import os
+        import torch
+        def test_step():
+            if os.environ.get("TORCH_DEVICE") == "cuda" and not torch.cuda.is_available():
+                return
+            run()
+        """, "NRN201"),
+    ("a skip decorator in the test helpers beside the code", "mylib/testing_utils.py", """
+        import unittest
+        import torch
+        def require_torch_gpu(test_case):
+            return unittest.skipUnless(torch.cuda.is_available(), "test requires a GPU")(test_case)
+        """, "NRN201"),
     ("an assertion on the device a test expects", "tests/test_device.py", """
         import torch
         def test_pick():

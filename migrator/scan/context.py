@@ -87,8 +87,9 @@ class Context(cst.CSTVisitor):
         self.annotations = 0  # inside a type annotation: a type named, no CUDA code run
         self.asserts = 0  # inside an `assert` (in a test file, text asserted on is not a finding)
         self.scaffolding: set[int] = set()  # test-file strings that build paths (a fake `nvidia-smi`)
-        self.own_package = False
-        self.host_casts: set[int] = set()  # `x.double()` whose result goes straight to the host  # an import of this file's own CUDA-library package was reported
+        self.own_package = False  # an import of this file's own CUDA-library package was reported
+        self.moved: set[int] = set()  # calls whose result goes straight to `.to(...)` / `.cuda()`
+        self.host_casts: set[int] = set()  # float64 that stays on the host: `x.double().cpu()`, float(...), a test's CPU tensor
         self.scopes: list[dict[str, str]] = [module_bindings(module)]
         self.functions: list[str] = []
         self.classes: list[str] = []  # the enclosing class names, innermost last
@@ -487,7 +488,13 @@ class Context(cst.CSTVisitor):
                 value = small.value if isinstance(small, cst.Expr) else small.exc if isinstance(small, cst.Raise) else None
                 if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and _SKIP_CALL.match(value.func.attr.value):
                     return True
-        return False
+        # `if not torch.cuda.is_available(): return`: the test ends there, as a skip would.
+        statements = body.body if isinstance(body, cst.IndentedBlock) else [body]
+        if len(statements) != 1 or not isinstance(statements[0], (cst.SimpleStatementLine, cst.SimpleStatementSuite)) \
+                or len(statements[0].body) != 1:
+            return False
+        only = statements[0].body[0]
+        return isinstance(only, cst.Return) and (only.value is None or (isinstance(only.value, cst.Name) and only.value.value == "None"))
 
     def visit_If(self, node: cst.If) -> None:
         self._gpu_build_branch(node)
@@ -511,6 +518,11 @@ class Context(cst.CSTVisitor):
         if self.is_test and any(isinstance(item.item, cst.Call) and (dotted_name(item.item.func) or "").rsplit(".", 1)[-1]
                                 in ("assertRaises", "assertRaisesRegex", "raises") for item in node.items):
             self.scaffold.update(dict.fromkeys(_subtree_ids(node.body), "inside assertRaises: the test expects this to fail"))
+        if any(isinstance(item.item, cst.Call) and self.resolve(item.item.func) == "torch.device" and item.item.args
+               and _string_value(item.item.args[0].value) == "cpu" for item in node.items):
+            # `with torch.device("cpu"):` builds its tensors on the host (a RoPE table cast to
+            # float32 before it is used): float64 there stays on the host.
+            self.host_casts.update(_subtree_ids(node.body))
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
         test = node.test
@@ -577,6 +589,10 @@ class Context(cst.CSTVisitor):
         attr = node.func.attr.value if isinstance(node.func, cst.Attribute) else None
         last = attr or (node.func.value if isinstance(node.func, cst.Name) else "")
         self._probes(node, last)
+        if self.is_test and _SKIP_CALL.match(last) and last.lower() != "skip":
+            # pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(), ...)),
+            # unittest.skipUnless(...)(case): a skip condition wherever it is written (decorators too).
+            self.scaffold.update(dict.fromkeys(_subtree_ids(node), _SKIP_REASON))
         if last in QUIET_CALLS or last.endswith(("Error", "Exception", "Warning")):
             self.quiet += 1
         positional = [a for a in node.args if a.keyword is None and a.star == ""]
@@ -689,6 +705,16 @@ class Context(cst.CSTVisitor):
                 # getattr(torch, device_type, torch.cuda): device-agnostic, CUDA only as the fallback
                 # (also with the name spelled out: getattr(torch, "npu", torch.cuda))
                 self.inner.add(id(args[2].value))
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in ("to", "cuda") and isinstance(node.func.value, cst.Call):
+            self.moved.add(id(node.func.value))  # torch.randn(..., dtype=torch.float64).to(device)
+        if self.is_test and id(node) not in self.moved and (self.resolve(node.func) or "").startswith("torch.") \
+                and last not in ("to", "type"):
+            # A test's float64 tensor made on the CPU (no device, or "cpu"/"meta"): a reference
+            # value or the test's subject, computed on the host.
+            keywords = {a.keyword.value: a.value for a in args if a.keyword is not None}
+            device = keywords.get("device")
+            if "dtype" in keywords and (device is None or _string_value(device) in ("cpu", "meta")):
+                self.host_casts.add(id(keywords["dtype"]))
         if last in _COMPARE_CALLS:
             # torch.testing.assert_close(out.double(), ref.double()): float64 only to compare results
             self.host_casts.update(id(a.value) for a in args if isinstance(a.value, cst.Call))

@@ -18,7 +18,9 @@ SKIP_DIRS = {
     "build", "dist", ".eggs", ".mypy_cache", ".pytest_cache", ".ruff_cache", "site-packages-skip",
     ".ipynb_checkpoints", ".neuron-migrator-cache",
 }
-_TEST_RE = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*\.py$|_test\.py$|(^|/)conftest\.py$")
+# Test files: under tests/, testing/ or test_utils/, test_*.py, *_test.py, conftest.py, and the test
+# helpers the Hugging Face libraries keep beside their code (transformers/testing_utils.py).
+_TEST_RE = re.compile(r"(^|/)(tests?|testing|test_utils)/|(^|/)test_[^/]*\.py$|_test\.py$|(^|/)(conftest|testing_utils)\.py$")
 
 
 def file_kind(path: Path) -> str | None:

@@ -846,7 +846,8 @@ def prune_source(raw: bytes, tree: ast.Module, index: "RuleIndex", path: str = "
                 anywhere = (found.exports - own) & seen.assigned
                 inside = ((found.stores & (seen.index_args | seen.array_args | seen.role_uses))
                           | (found.imports & seen.heads) | (found.exports & own & seen.assigned))
-            if (not relevant and alone and not _is_future(stmt) and _unseen(raw, starts, first, last, anywhere)
+            if (not relevant and alone and not _is_future(stmt) and not _sole_bare_return(stmt, block)
+                    and _unseen(raw, starts, first, last, anywhere)
                     and _unseen(raw, starts, first, last, inside, home) and _cleanly_bounded(raw, starts, first, stmt)):
                 regions.append((first, last, nested))
                 continue
@@ -915,6 +916,13 @@ def _drop(raw: bytes, starts: list[int], regions: list[tuple[int, int, bool]]) -
     out.append(raw[starts[at - 1]:] if at <= len(starts) else b"")
     origin.extend(range(at, len(starts) + 1))
     return Pruned(b"".join(out), origin)
+
+
+def _sole_bare_return(stmt: ast.stmt, block: list[ast.stmt]) -> bool:
+    """`if not torch.cuda.is_available(): return` in a test ends it as a skip would
+    (Context._skips): the bare `return` alone in its block is kept."""
+    return len(block) == 1 and isinstance(stmt, ast.Return) and (
+        stmt.value is None or (isinstance(stmt.value, ast.Constant) and stmt.value.value is None))
 
 
 def _is_future(stmt: ast.stmt) -> bool:
