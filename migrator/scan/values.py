@@ -80,7 +80,9 @@ def _int_like(value: cst.BaseExpression, scope: ScopeValues) -> bool:
         return True
     if isinstance(value, cst.Call):
         name = dotted_name(value.func) or ""
-        return name == "int" or bool(INDEX_CALLS.search(name))
+        # `torch.neuron.current_device()`, `torch.accelerator.current_device_index()`: the index of
+        # the device the code runs on, whatever it is (not a CUDA ordinal).
+        return name == "int" or (bool(INDEX_CALLS.search(name)) and not name.startswith(("torch.neuron.", "torch.accelerator.")))
     if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, (cst.Modulo, cst.Add, cst.Subtract)):
         return _int_like(value.left, scope) or (isinstance(value.left, cst.Name) and value.left.value in scope.index_names)
     return is_index_attribute(value)
