@@ -279,6 +279,31 @@ def test_a_50_mib_python_file_is_refused_not_parsed(tmp_path):
     assert any(f["path"].endswith("good.py") for f in found)
 
 
+def test_a_planted_torch_package_marker_cannot_hang_or_hide_code_silently(tmp_path):
+    """NRN002 decides "PyTorch's own source" by names only: an `__init__.py` that is a FIFO or a
+    link to a device is not read (no hang) and makes no package, and a real `torch/` package
+    planted in a repository is reported (one NRN002 finding naming it), never silently dropped."""
+    repo = tmp_path / "repo"
+    fake = repo / "torch"
+    fake.mkdir(parents=True)
+    os.mkfifo(fake / "__init__.py")
+    write(fake / "ops.py", CUDA)
+    linked = repo / "vendor" / "torch"
+    linked.mkdir(parents=True)
+    (linked / "__init__.py").symlink_to("/dev/zero")
+    write(linked / "ops.py", CUDA)
+    planted = repo / "third_party" / "torch"
+    write(planted / "__init__.py", "")
+    write(planted / "hidden.py", CUDA)
+    proc = run("scan", ".", "--format", "json", "--fail-on", "never", cwd=repo, timeout=60)
+    found = json.loads(proc.stdout)
+    by_file = {(f["path"], f["rule_id"]) for f in found}
+    # Neither a FIFO nor a link to a device makes a package: those folders are scanned as code.
+    assert ("torch/ops.py", "NRN202") in by_file and ("vendor/torch/ops.py", "NRN202") in by_file
+    assert [f["path"] for f in found if f["rule_id"] == "NRN002"] == ["third_party/torch/__init__.py"]
+    assert not any(path.startswith("third_party/") for path, rule in by_file if rule != "NRN002")
+
+
 @pytest.mark.timeout(120)
 def test_fifos_and_devices_behind_links_are_findings_not_hangs(tmp_path):
     bad = tmp_path / "bad"
