@@ -178,18 +178,34 @@ def scan_source(data: bytes | str, path: str, kind: str = "python", options: Sca
     return findings
 
 
-def _with_edits(raw: bytes, path: str, kind: str, options: ScanOptions, findings: list[Finding]) -> list[Finding]:
+def _with_edits(raw: bytes, path: str, kind: str, options: ScanOptions, findings: list[Finding], *,
+                pruned: bool = True, fallbacks: list[str] | None = None) -> list[Finding]:
     """`findings` with each fixable one's edits, read off the file's in-memory `fix` (safe
-    fixes, then unsafe ones; see `edits.attach_edits`)."""
+    fixes, then unsafe ones; see `edits.attach_edits`).
+
+    A Python file is fixed with the statements no rule can match left out where that gives
+    the whole file's fix exactly (fix/pruned.py), else whole. `pruned=False` always fixes the
+    whole file (bench/edits_diff.py compares the two); `fallbacks` collects why the pruned fix
+    was not used, one reason per fix."""
     from migrator.fix.edits import attach_edits
+    from migrator.fix.outcome import FixOutcome
 
     wanted = {f.fix.safety for f in findings if f.fixable and f.cell is None}
     if not wanted or not source_for(kind).edits:
         return findings
     before = before_text(raw, kind)
     plain = replace(options, fix_edits=False)
+    prepared = None
+    if pruned and kind == "python":
+        from migrator.fix.pruned import prepare
+
+        prepared = prepare(raw, path, plain, _index(plain), findings)
     for safety in (s for s in (Safety.SAFE, Safety.UNSAFE) if s in wanted):
-        outcome = _fix(raw, path, kind, plain, safety is Safety.UNSAFE, None, False, scan_first=False)
+        outcome = prepared.fix(safety is Safety.UNSAFE) if prepared is not None and not isinstance(prepared, str) else None
+        if not isinstance(outcome, FixOutcome):
+            if fallbacks is not None and (outcome is not None or isinstance(prepared, str)):
+                fallbacks.append(outcome or prepared)
+            outcome = _fix(raw, path, kind, plain, safety is Safety.UNSAFE, None, False, scan_first=False)
         if not outcome.failed and outcome.changed:
             findings = attach_edits(before, outcome.source, findings, outcome.applied, safety)
     return findings

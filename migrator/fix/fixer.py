@@ -531,9 +531,28 @@ def _free_name(code: str, names: tuple[str, ...], ours: str, base: str) -> str:
     return names[-1] + "_"
 
 
+_CONSTANT_NAMES = ("DEVICE", "NRN_DEVICE", "NRN_DEVICE_")
+
+
+def _helper_choices(base: str) -> tuple[str, ...]:
+    return (base, f"Nrn{base}", f"Nrn{base}_")
+
+
+def chosen_names() -> set[str]:
+    """Every name the fixer may give the constant or a helper of any target (`_free_name` tries
+    them in order, and falls back to the last one with `_`), whichever the module's text makes
+    it choose: fix/pruned.py keeps every statement that holds one of them."""
+    names = {*_CONSTANT_NAMES, _CONSTANT_NAMES[-1] + "_"}
+    for spec in load_targets().values():
+        for helper in spec.get("helpers", []) or []:
+            choices = _helper_choices(helper["name"])
+            names.update((*choices, choices[-1] + "_"))
+    return names
+
+
 def _constant_name(module: cst.Module, code: str) -> str:
     """`DEVICE`, unless the module already uses that name for something else."""
-    return _free_name(module_code(module), ("DEVICE", "NRN_DEVICE", "NRN_DEVICE_"), code, "DEVICE")
+    return _free_name(module_code(module), _CONSTANT_NAMES, code, "DEVICE")
 
 
 def _helper_names(module: cst.Module, helpers: list[dict[str, Any]]) -> dict[str, str]:
@@ -542,7 +561,7 @@ def _helper_names(module: cst.Module, helpers: list[dict[str, Any]]) -> dict[str
     for helper in helpers:
         base = helper["name"]
         first_lines = "\n".join(helper["code"].splitlines()[:2])
-        out[base] = _free_name(module_code(module), (base, f"Nrn{base}", f"Nrn{base}_"), first_lines, base)
+        out[base] = _free_name(module_code(module), _helper_choices(base), first_lines, base)
     return out
 
 
@@ -651,7 +670,8 @@ Scanner = Callable[[cst.Module], list[Finding]]
 
 def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False,
                only: tuple[str, int, int] | None = None, prune_imports: bool = True, partial: bool = False,
-               torch_version: str | None = None, parse: Callable[[str], cst.Module] = cst.parse_module) -> FixOutcome:
+               torch_version: str | None = None, parse: Callable[[str], cst.Module] = cst.parse_module,
+               whole: Callable[[str], str] | None = None) -> FixOutcome:
     """Apply every allowed fix to `source` (Python text) for `target`.
 
     Args:
@@ -668,6 +688,9 @@ def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False,
             By default such a file is left unchanged: a half-migrated program still needs CUDA,
             and its coupled parts are easier to change by hand together.
         parse: libcst's parse_module, or one that builds the same tree faster (sources/parse.py).
+        whole: for a source with statements left out (fix/pruned.py), the file's text that a
+            module's text stands for; positions of `applied`, `manual` and `before` are then
+            mapped through the file's text (`scan` must report positions in it too).
 
     Returns:
         A FixOutcome; on a parse error of the input, `failed` says so and nothing changes.
@@ -679,6 +702,11 @@ def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False,
     module_code(module, source)  # a parse gives back its text exactly
     outcome = FixOutcome(source)
     constant = load_targets().get(target, {}).get("constant")
+
+    def mapper(code: str) -> Callable[[Finding], Finding]:
+        """Map a finding of a module whose text is `code` to the input's lines."""
+        return _line_mapper(source, code) if whole is None else _line_mapper(whole(source), whole(code))
+
     reasons: dict[tuple[str, str], str] = {}
     initial: list[Finding] | None = None
     scanned: tuple[cst.Module, list[Finding]] | None = None  # the last scan, to reuse while its module stands
@@ -695,7 +723,7 @@ def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False,
         imports: list[str] = []
         rendered = _render_all(module, findings, renderer, target, unsafe, reasons) if renderer else {}
         held = hold_back(module, findings, lambda f: id(f) in rendered, rendered.get("parents"),
-                         _line_mapper(source, module_code(module))) if rendered else {}
+                         mapper(module_code(module))) if rendered else {}
         if not partial and only is None and findings is initial and renderer:
             blockers = [f for f in findings if id(f) not in held and blocks(f, id(f) in rendered)]
             if blockers:
@@ -723,7 +751,7 @@ def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False,
         new_module = _apply(module, applier, rendered.get("parents"))
         if not applier.applied:
             break
-        to_input = _line_mapper(source, module_code(module))
+        to_input = mapper(module_code(module))
         for key in applier.applied:
             outcome.applied.extend(to_input(f) for f in owners[key])
         if imports:
@@ -756,7 +784,7 @@ def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False,
     outcome.source = new_source
     # What is still reported after the last pass is left for a person.
     unmatched = list(initial or [])
-    to_input = _line_mapper(source, new_source)
+    to_input = mapper(new_source)
     # A scan is a function of the module: when the last pass changed nothing, its scan stands.
     for finding in (scanned[1] if scanned is not None and scanned[0] is module else scan(module)):
         reason = allowed(finding, unsafe) if renderer else "target is scan-only"
