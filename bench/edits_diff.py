@@ -6,16 +6,18 @@
 of its file. That fix runs on the file with the statements no rule can match left out where
 it can be shown to give the whole file's fix exactly (migrator/fix/pruned.py), and falls back
 to fixing the whole file elsewhere. For every Python file of each tree (default: the installed
-torch, transformers, diffusers and timm of bench/.venv-bench) with a fixable finding, this
-computes the findings with their edits both ways (`api._with_edits`, with `pruned=False` for
-the whole-file fix) and prints per tree how many files came out the same, how many differ
-(must be 0) and how many fell back to the whole file for at least one of their fixes, with
-the reasons, and the CPU seconds each way took. Files are read, never imported or run.
+torch, transformers, diffusers and timm of bench/.venv-bench, or of `BENCH_VENV`) with a
+fixable finding, this computes the findings with their edits both ways (`api._with_edits`,
+with `pruned=False` for the whole-file fix) and prints per tree how many files came out the
+same, how many differ (must be 0: exit 1 otherwise) and how many fell back to the whole file
+for at least one of their fixes, with the reasons, and the CPU seconds each way took. Files
+are read, never imported or run.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections import Counter
@@ -25,7 +27,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-SITE = HERE / ".venv-bench" / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
+VENV = Path(os.environ.get("BENCH_VENV") or HERE / ".venv-bench")
+SITE = VENV / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
 TREES = ("torch", "transformers", "diffusers", "timm")
 
 
@@ -64,6 +67,8 @@ def main() -> int:
     trees = args.trees or [SITE / name for name in TREES]
     different_total = 0
     for tree in trees:
+        if not tree.is_dir():
+            raise SystemExit(f"{tree}: no such folder (see scan_speed.py for the bench environment, or set BENCH_VENV)")
         files = sorted(str(p) for p in tree.rglob("*.py"))
         results = []
         with ProcessPoolExecutor(args.jobs) as pool:

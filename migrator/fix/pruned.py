@@ -22,13 +22,15 @@ Why the outcome is the whole file's, character for character:
 - **What the fixer reads besides findings.** It chooses names (`DEVICE`, helper names) by
   regex over the module's text: every statement that holds any name it may choose is kept
   whole. It adds imports after the module docstring and the leading imports (libcst's
-  AddImportsVisitor reads only those), and the constant and helpers before the first
-  statement after them: that head is kept whole. `device_type` (script_device_type reads it
-  from ModuleValues), `from_numpy` (NRN303 waits for every NumPy conversion of the module),
-  `nprocs` (process counts) and, when an NRN207 finding is there, `manual_seed` (a duplicate
-  seed is found among the statements around it): statements holding them are kept. In a
-  script the fixer drops an import once a fix replaced its last use; the name of such an
-  import in a left-out statement (a use, or a nested import of it) makes it fall back.
+  AddImportsVisitor reads only those), the constant and helpers before the first statement
+  after them (where it stands, not what it says; it may get blank lines before it, which a
+  placeholder takes as that statement would): that head is kept whole. Statements that hold
+  `device_type` (script_device_type reads it from ModuleValues), `from_numpy` (NRN303 waits
+  for every NumPy conversion of the module), `nprocs` (process counts) and, with an NRN207
+  finding or a `cuda.manual_seed` in the file, `manual_seed` (a duplicate seed is found
+  among the statements around it; kept whole) are kept. In a script the fixer drops a
+  `from` import once a fix replaced its last use: statements naming such an import are kept,
+  and one a fix asks to drop that a left-out statement still names makes it fall back.
 - **Where each run stands.** A placeholder is an inert statement, and the fixer replaces,
   removes and inserts statements as nodes, so a run of statements stands after the rewrite
   exactly where its placeholder stands, with the same comments before and after it. A
@@ -133,14 +135,16 @@ class PrunedFix:
     """One file, pruned for its fix; `fix` gives the outcome of the whole file's fix."""
 
     def __init__(self, raw: bytes, path: str, options: ScanOptions, index: "RuleIndex", findings: Sequence[Finding],
-                 source: str, whole: str, runs: list[_Run], encoding: str) -> None:
+                 source: str, whole: str, runs: list[_Run], encoding: str, seed: bool,
+                 from_imports: set[tuple[str, str, str | None]]) -> None:
         self.raw, self.path, self.options, self.index = raw, path, options, index
         self.findings = findings
         self.source = source  # the pruned text, with placeholders
         self.whole = whole  # the file's text
         self.runs = runs
         self.encoding = encoding
-        self.seed_kept = any(f.rule_id == _SEED_RULE for f in findings)
+        self.seed_kept = seed  # statements holding `manual_seed` are kept
+        self.from_imports = from_imports  # (module, name, asname) of every `from m import n as a` of a script
         self._module: "cst.Module | None" = None  # the parse of `source`, shared by the safe and unsafe fixes
         self._layouts: dict[str, _Layout] = {}
 
@@ -201,7 +205,12 @@ class PrunedFix:
         for finding in applied:
             node, qname = finding.plan.node, finding.plan.values.get("name", "")
             if isinstance(node, cst.Name) and "." in qname:
-                names.update((qname.rsplit(".", 1)[1], node.value))
+                # What _remove_replaced_imports asks RemoveImportsVisitor to drop, if the file
+                # has it (a fix adds no `from` import, so one the file had).
+                module_name, obj = qname.rsplit(".", 1)
+                asname = None if node.value == obj else node.value
+                if (module_name, obj, asname) in self.from_imports:
+                    names.add(asname or obj)
         if names:
             words = re.compile(r"\b(?:" + "|".join(re.escape(n) for n in sorted(names)) + r")\b")
             if any(words.search(run.text) for run in self.runs):
@@ -295,6 +304,7 @@ def prepare(raw: bytes, path: str, options: ScanOptions, index: "RuleIndex", fin
     from migrator.fix.fixer import chosen_names
     from migrator.sources.codec import checked, decode_python, python_encoding
     from migrator.sources.prune import left_out, line_starts
+    from migrator.sources.python import is_script
 
     if _MARK.encode() in raw:
         return "the file holds the placeholder text"
@@ -307,7 +317,12 @@ def prepare(raw: bytes, path: str, options: ScanOptions, index: "RuleIndex", fin
     except (SyntaxError, LookupError, UnicodeDecodeError):
         return "not decoded"
     starts = line_starts(raw)
-    keep = _keeper(raw, starts, tree, chosen_names(), any(f.rule_id == _SEED_RULE for f in findings))
+    words = list(_OPEN_WORDS)
+    from_imports = _from_imports(tree) if is_script(whole, path) else set()
+    words.extend(asname.encode() for module, name, asname in _replaceable(from_imports, index))
+    # NRN207 may also appear only once a guard around it is rewritten.
+    seed = any(f.rule_id == _SEED_RULE for f in findings) or re.search(rb"cuda\.manual_seed", raw) is not None
+    keep = _keeper(raw, starts, tree, chosen_names(), words, seed)
     try:
         found = left_out(raw, tree, index, path, keep)
     except RecursionError:
@@ -320,7 +335,7 @@ def prepare(raw: bytes, path: str, options: ScanOptions, index: "RuleIndex", fin
     try:
         pruned = PrunedFix(raw, path, options, index, findings, source.decode(encoding), whole,
                            [_Run(placeholder.decode(encoding), text.decode(encoding), lines, statements)
-                            for placeholder, text, lines, statements in runs], encoding)
+                            for placeholder, text, lines, statements in runs], encoding, seed, from_imports)
         if pruned.whole_text(pruned.source) != whole:
             return "the spliced text is not the file's"
     except (UnicodeDecodeError, LookupError, _Fallback):
@@ -328,8 +343,25 @@ def prepare(raw: bytes, path: str, options: ScanOptions, index: "RuleIndex", fin
     return pruned
 
 
-def _keeper(raw: bytes, starts: list[int], tree: ast.Module, names: set[str], seed: bool):
-    """The `keep` hook of prune.left_out for a fix (see the module docstring)."""
+def _from_imports(tree: ast.Module) -> set[tuple[str, str, str | None]]:
+    """(module, name, asname or None) of every absolute `from m import n [as a]` of the file."""
+    return {(node.module, alias.name, alias.asname) for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level for alias in node.names}
+
+
+def _replaceable(from_imports: set[tuple[str, str, str | None]], index: "RuleIndex") -> list[tuple[str, str, str]]:
+    """Those `from` imports whose `m.n` a rule names: in a script, the fixer drops such an import
+    once a fix replaced its last use (fixer._remove_replaced_imports); as (module, name, local name)."""
+    from migrator.sources.prune import names_a_rule
+
+    return [(module, name, asname or name) for module, name, asname in sorted(from_imports, key=str)
+            if name != "*" and names_a_rule(index, f"{module}.{name}")]
+
+
+def _keeper(raw: bytes, starts: list[int], tree: ast.Module, names: set[str], words: list[bytes], seed: bool):
+    """The `keep` hook of prune.left_out for a fix (see the module docstring): the head and the
+    statements holding one of `names` (and `manual_seed` when `seed`) whole, those holding one of
+    `words` open."""
     from migrator.sources.prune import DECIDE, KEEP_OPEN, KEEP_WHOLE
 
     head = {id(stmt) for stmt in _head(tree.body)}
@@ -338,7 +370,7 @@ def _keeper(raw: bytes, starts: list[int], tree: ast.Module, names: set[str], se
     if seed:
         whole_pattern += rb"|manual_seed"
     whole_lines = _lines_matching(raw, starts, re.compile(whole_pattern))
-    open_lines = _lines_matching(raw, starts, re.compile(rb"\b(?:" + b"|".join(_OPEN_WORDS) + rb")\b"))
+    open_lines = _lines_matching(raw, starts, re.compile(rb"\b(?:" + b"|".join(re.escape(w) for w in words) + rb")\b"))
 
     def holds(lines: list[int], first: int, last: int) -> bool:
         k = bisect.bisect_left(lines, first)
@@ -364,14 +396,15 @@ def _lines_matching(raw: bytes, starts: list[int], pattern: re.Pattern[bytes]) -
 
 
 def _head(body: list[ast.stmt]) -> list[ast.stmt]:
-    """The module docstring, the leading import lines and the first statement after them (a
-    superset of what fixer._after_imports and libcst's AddImportsVisitor read)."""
+    """The module docstring and the leading import lines (a superset of what fixer._after_imports
+    and libcst's AddImportsVisitor read: they count the statements after them, and give the
+    first one blank lines, which a placeholder takes as its run's first statement would)."""
     i = 0
     if body and _docstring_or_strict(body[0]):
         i = 1
     while i < len(body) and _import_line(body[i]):
         i += 1
-    return body[:i + 1]
+    return body[:i]
 
 
 def _docstring_or_strict(stmt: ast.stmt) -> bool:

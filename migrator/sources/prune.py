@@ -68,7 +68,8 @@ from migrator.scan.words import TRACKED_DEVICE_KEYWORDS as DEVICE_KEYWORDS
 if TYPE_CHECKING:
     from migrator.scan.index import RuleIndex
 
-__all__ = ["prune_source", "Pruned", "statement_lines", "left_out", "line_starts", "DECIDE", "KEEP_OPEN", "KEEP_WHOLE", "Region"]
+__all__ = ["prune_source", "Pruned", "statement_lines", "left_out", "line_starts", "DECIDE", "KEEP_OPEN", "KEEP_WHOLE", "Region",
+           "names_a_rule"]
 
 # Encodings in which a line is its bytes up to b"\n" and a byte >= 0x80 never holds one.
 _LINE_SAFE = ("utf-8", "utf-8-sig", "utf8", "ascii", "latin-1", "iso-8859-1", "iso8859-1")
@@ -163,6 +164,11 @@ def _triggers(index: "RuleIndex") -> _Triggers:
     )
     _TRIGGERS[id(index)] = (index, triggers)
     return triggers
+
+
+def names_a_rule(index: "RuleIndex", qname: str) -> bool:
+    """Whether a call or reference rule of `index` names `qname` (or a prefix of it)."""
+    return _triggers(index).matches(qname)
 
 
 def _shape(m: dict) -> str:
