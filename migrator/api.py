@@ -195,6 +195,7 @@ def _with_edits(raw: bytes, path: str, kind: str, options: ScanOptions, findings
         return findings
     before = before_text(raw, kind)
     plain = replace(options, fix_edits=False)
+    edits_only = replace(options, fix_edits=True)  # for `fix`: read only for its edits (python.fix)
     prepared = None
     if pruned and kind == "python":
         from migrator.fix.pruned import prepare
@@ -205,7 +206,7 @@ def _with_edits(raw: bytes, path: str, kind: str, options: ScanOptions, findings
         if not isinstance(outcome, FixOutcome):
             if fallbacks is not None and (outcome is not None or isinstance(prepared, str)):
                 fallbacks.append(outcome or prepared)
-            outcome = _fix(raw, path, kind, plain, safety is Safety.UNSAFE, None, False, scan_first=False)
+            outcome = _fix(raw, path, kind, edits_only, safety is Safety.UNSAFE, None, False, scan_first=False)
         if not outcome.failed and outcome.changed:
             findings = attach_edits(before, outcome.source, findings, outcome.applied, safety)
     return findings

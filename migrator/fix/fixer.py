@@ -671,7 +671,7 @@ Scanner = Callable[[cst.Module], list[Finding]]
 def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False,
                only: tuple[str, int, int] | None = None, prune_imports: bool = True, partial: bool = False,
                torch_version: str | None = None, parse: Callable[[str], cst.Module] = cst.parse_module,
-               whole: Callable[[str], str] | None = None) -> FixOutcome:
+               whole: Callable[[str], str] | None = None, leftovers: bool = True) -> FixOutcome:
     """Apply every allowed fix to `source` (Python text) for `target`.
 
     Args:
@@ -691,6 +691,9 @@ def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False,
         whole: for a source with statements left out (fix/pruned.py), the file's text that a
             module's text stands for; positions of `applied`, `manual` and `before` are then
             mapped through the file's text (`scan` must report positions in it too).
+        leftovers: work out what is left for a person (`manual`, `before`). False when only the
+            new text and `applied` are read (the edits of a scan's JSON): that costs a last scan
+            and a diff of the whole file.
 
     Returns:
         A FixOutcome; on a parse error of the input, `failed` says so and nothing changes.
@@ -782,6 +785,8 @@ def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False,
         if _compiles(source):
             return FixOutcome(source, failed=f"rewrite refused: output does not parse on this Python ({exc.msg}, line {exc.lineno})")
     outcome.source = new_source
+    if not leftovers:
+        return outcome
     # What is still reported after the last pass is left for a person.
     unmatched = list(initial or [])
     to_input = mapper(new_source)
@@ -806,6 +811,22 @@ def _line_mapper(original: str, current: str) -> Callable[[Finding], Finding]:
     """
     if original == current:
         return lambda finding: finding
+    table: dict[int, int] | None = None  # worked out on first use: a diff of two large texts costs
+
+    def to_input(finding: Finding) -> Finding:
+        nonlocal table
+        if finding.cell is not None:
+            return finding
+        if table is None:
+            table = _line_table(original, current)
+        span = finding.span
+        return replace(finding, span=replace(span, line=table.get(span.line, span.line), end_line=table.get(span.end_line, span.end_line)))
+
+    return to_input
+
+
+def _line_table(original: str, current: str) -> dict[int, int]:
+    """Line of `current` -> line of `original` (see `_line_mapper`)."""
     import difflib
 
     table: dict[int, int] = {}
@@ -813,11 +834,4 @@ def _line_mapper(original: str, current: str) -> Callable[[Finding], Finding]:
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
         for k in range(j2 - j1):
             table[j1 + k + 1] = max(i1, 1) if tag == "insert" else min(i1 + k, i2 - 1) + 1
-
-    def to_input(finding: Finding) -> Finding:
-        if finding.cell is not None:
-            return finding
-        span = finding.span
-        return replace(finding, span=replace(span, line=table.get(span.line, span.line), end_line=table.get(span.end_line, span.end_line)))
-
-    return to_input
+    return table

@@ -168,7 +168,7 @@ class PrunedFix:
         try:
             outcome = fix_python(self.source, rescan, self.options.target, unsafe=unsafe, partial=False,
                                  prune_imports=is_script(self.whole, self.path), torch_version=self.options.torch_version,
-                                 parse=self._parse, whole=self.whole_text)
+                                 parse=self._parse, whole=self.whole_text, leftovers=False)
             if outcome.failed:
                 raise _Fallback(f"the pruned fix failed: {outcome.failed}")
             if rescan.initial != _places(self.findings):
@@ -177,7 +177,7 @@ class PrunedFix:
                 self._check_dropped_imports(outcome.applied)
             text = self.whole_text(outcome.source)
             if outcome.applied and text not in rescan.compiled:
-                _compile(text)  # every rescanned text was compiled already; this one was not rescanned
+                _compile(text)  # a rescanned text was compiled by its check; the last one may not be rescanned
             outcome.source = text
             return outcome
         except _Fallback as exc:
@@ -344,9 +344,21 @@ def prepare(raw: bytes, path: str, options: ScanOptions, index: "RuleIndex", fin
 
 
 def _from_imports(tree: ast.Module) -> set[tuple[str, str, str | None]]:
-    """(module, name, asname or None) of every absolute `from m import n [as a]` of the file."""
-    return {(node.module, alias.name, alias.asname) for node in ast.walk(tree)
-            if isinstance(node, ast.ImportFrom) and node.module and not node.level for alias in node.names}
+    """(module, name, asname or None) of every absolute `from m import n [as a]` of the file
+    (imports are statements: only statement lists are walked, not expressions)."""
+    out: set[tuple[str, str, str | None]] = set()
+    stack: list[ast.AST] = list(tree.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.ImportFrom):
+            if node.module and not node.level:
+                out.update((node.module, alias.name, alias.asname) for alias in node.names)
+            continue
+        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            block = getattr(node, name, None)
+            if type(block) is list:
+                stack.extend(block)
+    return out
 
 
 def _replaceable(from_imports: set[tuple[str, str, str | None]], index: "RuleIndex") -> list[tuple[str, str, str]]:

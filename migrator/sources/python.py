@@ -98,7 +98,8 @@ def statement_lines_of(code: str) -> list[int] | None:
 
 def fix(text: str, path: str, options: ScanOptions, index: "RuleIndex", unsafe: bool, is_test: bool,
         only: tuple | None, partial: bool) -> "FixOutcome":
-    """One Python file's rewrite (see `fixer.fix_python`)."""
+    """One Python file's rewrite (see `fixer.fix_python`). With `options.fix_edits` it is read
+    only for its edits (`api._with_edits`): what is left for a person is not worked out."""
     from migrator.fix.fixer import fix_python, module_code  # libcst.codemod is slow to import: only for Python
     from migrator.sources.parse import parse_module
     from migrator.scan.engine import scan_python
@@ -112,7 +113,8 @@ def fix(text: str, path: str, options: ScanOptions, index: "RuleIndex", unsafe: 
 
     # The unvalidated parse (sources/parse.py): the fixer's own nodes are still validated.
     return fix_python(text, rescan, options.target, unsafe=unsafe, only=only, partial=partial,
-                      prune_imports=is_script(text, path), torch_version=options.torch_version, parse=parse_module)
+                      prune_imports=is_script(text, path), torch_version=options.torch_version, parse=parse_module,
+                      leftovers=not options.fix_edits)
 
 
 def is_script(text: str, path: str) -> bool:
