@@ -440,6 +440,27 @@ def _apply(module: cst.Module, applier: "_Apply", parents: Parents | None) -> cs
     return module.with_changes(body=body)
 
 
+def _leading_imports_cover(module: cst.Module, wanted: list[tuple[str, str | None]]) -> bool:
+    """Whether every `import m [as a]` of `wanted` is among the module's leading import lines
+    as AddImportsVisitor gathers them (`_imports_present`'s answer where it is True, without
+    building libcst's visitors, which costs more than the test; False: ask `_imports_present`)."""
+    body = module.body
+    plain: set[str] = set()
+    aliased: dict[str, str] = {}
+    for stmt in body[1 if body and _docstring_or_strict(body[0]) else 0:]:
+        if not _single_import(stmt):
+            break
+        imp = stmt.body[0]  # type: ignore[attr-defined]
+        if isinstance(imp, cst.Import):
+            for name in imp.names:
+                alias = name.evaluated_alias
+                if alias is None:
+                    plain.add(name.evaluated_name)
+                else:
+                    aliased[name.evaluated_name] = alias  # the last one counts, as in the visitor's mapping
+    return all(module_name in plain if alias is None else aliased.get(module_name) == alias for module_name, alias in wanted)
+
+
 def _imports_present(module: cst.Module, context: CodemodContext) -> bool:
     """Whether AddImportsVisitor(context) would add nothing to `module` (then its visit, which
     rebuilds the whole tree, is skipped): the test of its `visit_Module`/`leave_Module`, with
@@ -759,10 +780,12 @@ def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False,
             outcome.applied.extend(to_input(f) for f in owners[key])
         if imports:
             context = CodemodContext()
+            wanted = []
             for imp in dict.fromkeys(imports):
                 module_name, _, alias = imp.partition(" as ")
-                AddImportsVisitor.add_needed_import(context, module_name.strip(), asname=alias.strip() or None)
-            if not _imports_present(new_module, context):
+                wanted.append((module_name.strip(), alias.strip() or None))
+                AddImportsVisitor.add_needed_import(context, wanted[-1][0], asname=wanted[-1][1])
+            if not (_leading_imports_cover(new_module, wanted) or _imports_present(new_module, context)):
                 new_module = _add_imports(new_module, context)
         if prune_imports:
             new_module = _remove_replaced_imports(new_module, [f for key in applier.applied for f in owners[key]])
