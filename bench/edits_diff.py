@@ -4,7 +4,7 @@
 
 `scan --format json` attaches each fixable finding's fix as edits, read off an in-memory fix
 of its file. That fix runs on the file with the statements no rule can match left out where
-it can be shown to give the whole file's fix exactly (migrator/fix/pruned.py), and falls back
+it can be shown to give the whole file's fix exactly (migrator/sources/pruned_fix.py), and falls back
 to fixing the whole file elsewhere. For every Python file of each tree (default: the installed
 torch, transformers, diffusers and timm of bench/.venv-bench, or of `BENCH_VENV`) with a
 fixable finding, this computes the findings with their edits both ways (`api._with_edits`,

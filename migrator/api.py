@@ -183,39 +183,32 @@ def _with_edits(raw: bytes, path: str, kind: str, options: ScanOptions, findings
     """`findings` with each fixable one's edits, read off the file's in-memory `fix` (safe
     fixes, then unsafe ones; see `edits.attach_edits`).
 
-    A Python file is fixed with the statements no rule can match left out where that gives
-    the whole file's fix exactly (fix/pruned.py), else whole. `pruned=False` always fixes the
-    whole file (bench/edits_diff.py compares the two); `fallbacks` collects why the pruned fix
-    was not used, one reason per fix."""
+    Where the kind offers it (`Source.prepare_edits`: Python, sources/pruned_fix.py), the fix is
+    computed on the file with the statements no rule can match left out, where that gives the
+    whole file's fix exactly; else on the whole file. `pruned=False` always fixes the whole file
+    (bench/edits_diff.py compares the two); `fallbacks` collects why the pruned fix was not
+    used, one reason per fix."""
     from migrator.fix.edits import attach_edits
     from migrator.fix.outcome import FixOutcome
 
+    source = source_for(kind)
     wanted = {f.fix.safety for f in findings if f.fixable and f.cell is None}
-    if not wanted or not source_for(kind).edits:
+    if not wanted or not source.edits:
         return findings
     before = before_text(raw, kind)
     plain = replace(options, fix_edits=False)
-    edits_only = replace(options, fix_edits=True)  # for `fix`: read only for its edits (python.fix)
-    prepared = None
-    if pruned and kind == "python":
-        from migrator.fix.pruned import prepare
-
-        prepared = prepare(raw, path, plain, _index(plain), findings)
+    edits_only = replace(options, fix_edits=True)  # `fix` is read only for its edits (python.fix)
+    prepared = source.prepare_edits(raw, path, plain, _index(plain), findings) if pruned and source.prepare_edits else None
     for safety in (s for s in (Safety.SAFE, Safety.UNSAFE) if s in wanted):
-        outcome = prepared.fix(safety is Safety.UNSAFE) if prepared is not None and not isinstance(prepared, str) else None
+        unsafe = safety is Safety.UNSAFE
+        outcome = prepared if prepared is None or isinstance(prepared, str) else prepared.fix(unsafe)
         if not isinstance(outcome, FixOutcome):
-            if fallbacks is not None and (outcome is not None or isinstance(prepared, str)):
-                fallbacks.append(outcome or prepared)
-            outcome = _fix(raw, path, kind, edits_only, safety is Safety.UNSAFE, None, False, scan_first=False)
+            if outcome is not None and fallbacks is not None:
+                fallbacks.append(outcome)  # why the pruned fix is not the whole file's here
+            outcome = _fix(raw, path, kind, edits_only, unsafe, None, False, scan_first=False)
         if not outcome.failed and outcome.changed:
             findings = attach_edits(before, outcome.source, findings, outcome.applied, safety)
     return findings
-
-
-
-
-
-
 
 
 def _per_file_filter(options: ScanOptions) -> Callable[[Finding], bool]:

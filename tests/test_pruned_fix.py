@@ -1,4 +1,4 @@
-"""The edits of a JSON/SARIF scan, computed on the pruned text (fix/pruned.py), equal the whole file's.
+"""The edits of a JSON/SARIF scan, computed on the pruned text (sources/pruned_fix.py), equal the whole file's.
 
 Each case is built so that a careless pruned fix would give other edits than the whole file's
 fix: the statement that looks unrelated holds the name the fixer must avoid, the seed the fix
@@ -15,7 +15,7 @@ import pytest
 
 from migrator import ScanOptions
 from migrator.api import _index, _scan_source, _with_edits
-from migrator.fix import pruned as pruned_fix
+from migrator.sources import pruned_fix
 from migrator.sources.discover import is_test_path
 
 
@@ -115,6 +115,10 @@ def test_a_left_out_mention_of_the_helper_name_renames_the_helper_in_both():
         import torch
 
 
+        def first(a):
+            return a
+
+
         def accelerator_device():
             return "mine"
 
@@ -125,6 +129,25 @@ def test_a_left_out_mention_of_the_helper_name_renames_the_helper_in_both():
     whole = same_and_pruned(source)
     assert "def Nrnaccelerator_device(index):" in edits_text(whole)
     assert not any("accelerator_device" in run for run in left_out(source))
+
+
+def test_added_blocks_are_indented_like_the_files_first_block_even_when_it_is_left_out():
+    # libcst indents a helper's body like the module's first indented block: two spaces here,
+    # in a function the scan leaves out; the rest of the file uses four.
+    source = '''
+        import torch
+
+
+        def unrelated(a):
+          return a
+
+
+        def step(x):
+            return x.cuda(1)
+        '''
+    whole = same_and_pruned(source)
+    assert '\n  """Device `index`' in edits_text(whole)
+    assert any("return a" in run for run in left_out(source))
 
 
 def test_a_seed_duplicate_is_found_beside_a_statement_the_scan_leaves_out():
@@ -244,6 +267,20 @@ def test_falls_back_when_an_added_import_makes_a_left_out_statement_matter():
     assert pruned == whole
     assert "torch.accelerator.synchronize()" in edits_text(whole)
     assert fallbacks == ["a rewrite made a left-out statement matter"]
+
+
+def test_falls_back_when_the_pruned_text_would_end_its_lines_otherwise():
+    # libcst ends the lines a fix adds like the file's first line; that line belongs to a
+    # left-out statement whose last line ends otherwise.
+    raw = b"SIZES = (\n    1,\r\n)\r\n\r\n\r\ndef step(x):\r\n    return x.cuda()\r\n"
+    options = ScanOptions()
+    found = _scan_source(raw, "pkg/mod.py", "python", options, _index(options), False, False)
+    fallbacks: list[str] = []
+    pruned = _with_edits(raw, "pkg/mod.py", "python", options, found, fallbacks=fallbacks)
+    whole = _with_edits(raw, "pkg/mod.py", "python", options, found, pruned=False)
+    assert [f.to_dict() for f in pruned] == [f.to_dict() for f in whole]
+    assert "DEVICE = torch.accelerator" in edits_text([f.to_dict() for f in whole])
+    assert fallbacks == ["the pruned text ends its lines otherwise (libcst's default newline)"]
 
 
 def test_placeholders_changed_gone_or_repeated_fall_back():

@@ -562,7 +562,7 @@ def _helper_choices(base: str) -> tuple[str, ...]:
 def chosen_names() -> set[str]:
     """Every name the fixer may give the constant or a helper of any target (`_free_name` tries
     them in order, and falls back to the last one with `_`), whichever the module's text makes
-    it choose: fix/pruned.py keeps every statement that holds one of them."""
+    it choose: sources/pruned_fix.py keeps every statement that holds one of them."""
     names = {*_CONSTANT_NAMES, _CONSTANT_NAMES[-1] + "_"}
     for spec in load_targets().values():
         for helper in spec.get("helpers", []) or []:
@@ -709,7 +709,7 @@ def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False,
             By default such a file is left unchanged: a half-migrated program still needs CUDA,
             and its coupled parts are easier to change by hand together.
         parse: libcst's parse_module, or one that builds the same tree faster (sources/parse.py).
-        whole: for a source with statements left out (fix/pruned.py), the file's text that a
+        whole: for a source with statements left out (sources/pruned_fix.py), the file's text that a
             module's text stands for; positions of `applied`, `manual` and `before` are then
             mapped through the file's text (`scan` must report positions in it too).
         leftovers: work out what is left for a person (`manual`, `before`). False when only the

@@ -10,7 +10,7 @@ of its blocks (one left out of a block becomes a single `pass`: a block needs on
 kept or left out whole: method rules read a loop's own text (`loop_with`). Kept lines are
 copied as they are, so columns stay; `Pruned.origin` takes line numbers back to the file's;
 rules that read the whole file get the original text, and suppression comments are read from
-it, so findings are identical. (`left_out` is the analysis alone: fix/pruned.py reuses it.)
+it, so findings are identical. (`left_out` is the analysis alone: sources/pruned_fix.py reuses it.)
 
 A statement is left out only when both hold (the argument that pruning changes no finding):
 
@@ -47,7 +47,7 @@ encoding is not ASCII-compatible or whose lines end in lone carriage returns, an
 with string rules that have no literal part or are time-limited team rules (they may time out
 on any string). `fix` parses whole files: a rewrite renders the whole module. The edits of a
 JSON or SARIF scan come from a fix of a pruned text where that is provably the same
-(fix/pruned.py).
+(sources/pruned_fix.py).
 """
 
 from __future__ import annotations
@@ -832,7 +832,7 @@ def left_out(raw: bytes, tree: ast.Module, index: "RuleIndex", path: str = "",
 
     `keep(statement, first line, last line)` may overrule the decision for a statement
     (KEEP_OPEN, KEEP_WHOLE; DECIDE: as usual): the fix of a pruned text keeps more than the
-    scan (see fix/pruned.py)."""
+    scan (see sources/pruned_fix.py)."""
     triggers = _triggers(index)
     if not triggers.usable or b"\r" in raw.replace(b"\r\n", b""):
         return None

@@ -31,6 +31,11 @@ Why the outcome is the whole file's, character for character:
   among the statements around it; kept whole) are kept. In a script the fixer drops a
   `from` import once a fix replaced its last use: statements naming such an import are kept,
   and one a fix asks to drop that a left-out statement still names makes it fall back.
+- **The module's layout.** libcst indents the blocks a fix adds (a helper's body, an `if`
+  guard) like the file's first indented block, and ends new lines like its first line: the
+  top-level statement holding the first indented block is kept (a placeholder inside it has
+  its run's indentation), and a pruned text whose first line ending or final newline differs
+  from the file's makes it fall back.
 - **Where each run stands.** A placeholder is an inert statement, and the fixer replaces,
   removes and inserts statements as nodes, so a run of statements stands after the rewrite
   exactly where its placeholder stands, with the same comments before and after it. A
@@ -338,6 +343,8 @@ def prepare(raw: bytes, path: str, options: ScanOptions, index: "RuleIndex", fin
                             for placeholder, text, lines, statements in runs], encoding, seed, from_imports)
         if pruned.whole_text(pruned.source) != whole:
             return "the spliced text is not the file's"
+        if _newline(pruned.source) != _newline(whole) or _ends_line(pruned.source) != _ends_line(whole):
+            return "the pruned text ends its lines otherwise (libcst's default newline)"
     except (UnicodeDecodeError, LookupError, _Fallback):
         return "the spliced text is not the file's"
     return pruned
@@ -370,6 +377,16 @@ def _replaceable(from_imports: set[tuple[str, str, str | None]], index: "RuleInd
             if name != "*" and names_a_rule(index, f"{module}.{name}")]
 
 
+def _newline(text: str) -> str | None:
+    """The first line ending of `text`: libcst's `Module.default_newline`, for the lines a fix adds."""
+    found = re.search(r"\r\n?|\n", text)
+    return found.group(0) if found else None
+
+
+def _ends_line(text: str) -> bool:
+    return text.endswith(("\n", "\r"))
+
+
 def _keeper(raw: bytes, starts: list[int], tree: ast.Module, names: set[str], words: list[bytes], seed: bool):
     """The `keep` hook of prune.left_out for a fix (see the module docstring): the head and the
     statements holding one of `names` (and `manual_seed` when `seed`) whole, those holding one of
@@ -377,6 +394,8 @@ def _keeper(raw: bytes, starts: list[int], tree: ast.Module, names: set[str], wo
     from migrator.sources.prune import DECIDE, KEEP_OPEN, KEEP_WHOLE
 
     head = {id(stmt) for stmt in _head(tree.body)}
+    # libcst takes the module's indent from its first indented block (`Module.default_indent`).
+    first_block = next((id(stmt) for stmt in tree.body if _opens_block(stmt, raw, starts)), None)
     whole_words = [re.escape(n.encode()) for n in sorted(names)]
     whole_pattern = rb"\b(?:" + b"|".join(whole_words) + rb")\b"
     if seed:
@@ -391,11 +410,25 @@ def _keeper(raw: bytes, starts: list[int], tree: ast.Module, names: set[str], wo
     def keep(stmt: ast.stmt, first: int, last: int) -> int:
         if id(stmt) in head or holds(whole_lines, first, last):
             return KEEP_WHOLE
-        if holds(open_lines, first, last):
+        if holds(open_lines, first, last) or id(stmt) == first_block:
             return KEEP_OPEN
         return DECIDE
 
     return keep
+
+
+def _opens_block(stmt: ast.stmt, raw: bytes, starts: list[int]) -> bool:
+    """Whether `stmt` holds an indented block: a suite whose first statement begins its line
+    (not `if x: y`). The first such suite of a file is where its first INDENT token is."""
+    suites = [getattr(stmt, name, None) or [] for name in ("body", "orelse", "finalbody")]
+    suites += [handler.body for handler in getattr(stmt, "handlers", None) or []]
+    suites += [case.body for case in getattr(stmt, "cases", None) or []]
+    for suite in suites:
+        if suite and isinstance(suite[0], ast.stmt):
+            begin = starts[suite[0].lineno - 1]
+            if not raw[begin:begin + suite[0].col_offset].strip(b" \t\f"):
+                return True
+    return False
 
 
 def _lines_matching(raw: bytes, starts: list[int], pattern: re.Pattern[bytes]) -> list[int]:
