@@ -420,15 +420,20 @@ def _keeper(raw: bytes, starts: list[int], tree: ast.Module, names: set[str], wo
 def _opens_block(stmt: ast.stmt, raw: bytes, starts: list[int]) -> bool:
     """Whether `stmt` holds an indented block: a suite whose first statement begins its line
     (not `if x: y`). The first such suite of a file is where its first INDENT token is."""
-    suites = [getattr(stmt, name, None) or [] for name in ("body", "orelse", "finalbody")]
+
+    def begins_line(node: ast.stmt) -> bool:
+        begin = starts[node.lineno - 1]
+        return not raw[begin:begin + node.col_offset].strip(b" \t\f")
+
+    orelse = getattr(stmt, "orelse", None) or []
+    if (isinstance(stmt, ast.If) and len(orelse) == 1 and isinstance(orelse[0], ast.If)
+            and raw[starts[orelse[0].lineno - 1]:].lstrip(b" \t\f").startswith(b"elif")):
+        # An `elif` is a clause of this statement, whose `If` node starts at the keyword.
+        return (bool(stmt.body) and begins_line(stmt.body[0])) or _opens_block(orelse[0], raw, starts)
+    suites = [stmt.body if isinstance(getattr(stmt, "body", None), list) else [], orelse, getattr(stmt, "finalbody", None) or []]
     suites += [handler.body for handler in getattr(stmt, "handlers", None) or []]
     suites += [case.body for case in getattr(stmt, "cases", None) or []]
-    for suite in suites:
-        if suite and isinstance(suite[0], ast.stmt):
-            begin = starts[suite[0].lineno - 1]
-            if not raw[begin:begin + suite[0].col_offset].strip(b" \t\f"):
-                return True
-    return False
+    return any(suite and isinstance(suite[0], ast.stmt) and begins_line(suite[0]) for suite in suites)
 
 
 def _lines_matching(raw: bytes, starts: list[int], pattern: re.Pattern[bytes]) -> list[int]:
