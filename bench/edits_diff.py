@@ -1,6 +1,6 @@
 """The fix edits of a JSON/SARIF scan from the pruned fix against the whole file's fix, file by file.
 
-    .venv-test/bin/python bench/edits_diff.py [TREE ...] [--jobs N] [--show N]
+    .venv-test/bin/python bench/edits_diff.py [TREE ...] [--target T] [--jobs N] [--show N]
 
 `scan --format json` attaches each fixable finding's fix as edits, read off an in-memory fix
 of its file. That fix runs on the file with the statements no rule can match left out where
@@ -37,12 +37,12 @@ def _key(findings) -> list[tuple]:
     return [(f.rule_id, f.span, f.cell, f.severity, f.message, f.snippet, f.fix) for f in findings]
 
 
-def compare(path: str) -> tuple[str, str, float, float, list[str]]:
+def compare(path: str, target: str = "portable") -> tuple[str, str, float, float, list[str]]:
     """(path, "same"/"different"/"none", CPU seconds pruned, CPU seconds whole, fallback reasons)."""
     from migrator.api import ScanOptions, _deep_recursion, _index, _scan_source, _with_edits
     from migrator.sources.discover import is_test_path
 
-    options = ScanOptions()
+    options = ScanOptions(target=target)
     index = _index(options)
     raw = Path(path).read_bytes()
     with _deep_recursion():
@@ -61,6 +61,7 @@ def compare(path: str) -> tuple[str, str, float, float, list[str]]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("trees", nargs="*", type=Path, help=f"package folders (default: {', '.join(TREES)} in {SITE})")
+    parser.add_argument("--target", default="portable", help="portable (default), neuron or xla")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
     parser.add_argument("--show", type=int, default=8, help="fallback reasons to list per tree")
     args = parser.parse_args()
@@ -72,13 +73,13 @@ def main() -> int:
         files = sorted(str(p) for p in tree.rglob("*.py"))
         results = []
         with ProcessPoolExecutor(args.jobs) as pool:
-            results = list(pool.map(compare, files, chunksize=8))
+            results = list(pool.map(compare, files, [args.target] * len(files), chunksize=8))
         fixable = [r for r in results if r[1] != "none"]
         different = [r for r in fixable if r[1] == "different"]
         fell_back = [r for r in fixable if r[4]]
         reasons = Counter(reason.split(":")[0] for r in fixable for reason in r[4])
         new_cpu, old_cpu = sum(r[2] for r in fixable), sum(r[3] for r in fixable)
-        print(f"{tree.name}: {len(files)} files, {len(fixable)} with fixable findings: "
+        print(f"{tree.name} ({args.target}): {len(files)} files, {len(fixable)} with fixable findings: "
               f"same {len(fixable) - len(different)} / different {len(different)} / fallback {len(fell_back)} "
               f"(files with at least one fix on the whole file; {sum(len(r[4]) for r in fixable)} fixes); "
               f"CPU seconds pruned {new_cpu:.1f} (fallbacks included), whole {old_cpu:.1f}")

@@ -305,7 +305,16 @@ def _compile(text: str | bytes) -> ast.Module:
 
 
 def prepare(raw: bytes, path: str, options: ScanOptions, index: "RuleIndex", findings: Sequence[Finding]) -> PrunedFix | str:
-    """`raw` pruned for its fix, or why the whole file must be fixed."""
+    """`raw` pruned for its fix (`findings`: the scan's), or why the whole file must be fixed."""
+    try:
+        return _prepare(raw, path, options, index, findings)
+    except RecursionError:
+        return "too deeply nested"
+    except Exception as exc:  # noqa: BLE001 - a bug here must not change an edit: the whole file's fix decides
+        return f"internal error: {exc!r}"
+
+
+def _prepare(raw: bytes, path: str, options: ScanOptions, index: "RuleIndex", findings: Sequence[Finding]) -> PrunedFix | str:
     from migrator.fix.fixer import chosen_names
     from migrator.sources.codec import checked, decode_python, python_encoding
     from migrator.sources.prune import left_out, line_starts
@@ -328,10 +337,7 @@ def prepare(raw: bytes, path: str, options: ScanOptions, index: "RuleIndex", fin
     # NRN207 may also appear only once a guard around it is rewritten.
     seed = any(f.rule_id == _SEED_RULE for f in findings) or re.search(rb"cuda\.manual_seed", raw) is not None
     keep = _keeper(raw, starts, tree, chosen_names(), words, seed)
-    try:
-        found = left_out(raw, tree, index, path, keep)
-    except RecursionError:
-        return "too deeply nested"
+    found = left_out(raw, tree, index, path, keep)
     if found is None:
         return "the file cannot be pruned"
     if not found[0]:
