@@ -178,27 +178,37 @@ def scan_source(data: bytes | str, path: str, kind: str = "python", options: Sca
     return findings
 
 
-def _with_edits(raw: bytes, path: str, kind: str, options: ScanOptions, findings: list[Finding]) -> list[Finding]:
+def _with_edits(raw: bytes, path: str, kind: str, options: ScanOptions, findings: list[Finding], *,
+                pruned: bool = True, fallbacks: list[str] | None = None) -> list[Finding]:
     """`findings` with each fixable one's edits, read off the file's in-memory `fix` (safe
-    fixes, then unsafe ones; see `edits.attach_edits`)."""
-    from migrator.fix.edits import attach_edits
+    fixes, then unsafe ones; see `edits.attach_edits`).
 
+    Where the kind offers it (`Source.prepare_edits`: Python, sources/pruned_fix.py), the fix is
+    computed on the file with the statements no rule can match left out, where that gives the
+    whole file's fix exactly; else on the whole file. `pruned=False` always fixes the whole file
+    (bench/edits_diff.py compares the two); `fallbacks` collects why the pruned fix was not
+    used, one reason per fix."""
+    from migrator.fix.edits import attach_edits
+    from migrator.fix.outcome import FixOutcome
+
+    source = source_for(kind)
     wanted = {f.fix.safety for f in findings if f.fixable and f.cell is None}
-    if not wanted or not source_for(kind).edits:
+    if not wanted or not source.edits:
         return findings
     before = before_text(raw, kind)
     plain = replace(options, fix_edits=False)
+    edits_only = replace(options, fix_edits=True)  # `fix` is read only for its edits (python.fix)
+    prepared = source.prepare_edits(raw, path, plain, _index(plain), findings) if pruned and source.prepare_edits else None
     for safety in (s for s in (Safety.SAFE, Safety.UNSAFE) if s in wanted):
-        outcome = _fix(raw, path, kind, plain, safety is Safety.UNSAFE, None, False, scan_first=False)
+        unsafe = safety is Safety.UNSAFE
+        outcome = prepared if prepared is None or isinstance(prepared, str) else prepared.fix(unsafe)
+        if not isinstance(outcome, FixOutcome):
+            if outcome is not None and fallbacks is not None:
+                fallbacks.append(outcome)  # why the pruned fix is not the whole file's here
+            outcome = _fix(raw, path, kind, edits_only, unsafe, None, False, scan_first=False)
         if not outcome.failed and outcome.changed:
             findings = attach_edits(before, outcome.source, findings, outcome.applied, safety)
     return findings
-
-
-
-
-
-
 
 
 def _per_file_filter(options: ScanOptions) -> Callable[[Finding], bool]:

@@ -440,6 +440,27 @@ def _apply(module: cst.Module, applier: "_Apply", parents: Parents | None) -> cs
     return module.with_changes(body=body)
 
 
+def _leading_imports_cover(module: cst.Module, wanted: list[tuple[str, str | None]]) -> bool:
+    """Whether every `import m [as a]` of `wanted` is among the module's leading import lines
+    as AddImportsVisitor gathers them (`_imports_present`'s answer where it is True, without
+    building libcst's visitors, which costs more than the test; False: ask `_imports_present`)."""
+    body = module.body
+    plain: set[str] = set()
+    aliased: dict[str, str] = {}
+    for stmt in body[1 if body and _docstring_or_strict(body[0]) else 0:]:
+        if not _single_import(stmt):
+            break
+        imp = stmt.body[0]  # type: ignore[attr-defined]
+        if isinstance(imp, cst.Import):
+            for name in imp.names:
+                alias = name.evaluated_alias
+                if alias is None:
+                    plain.add(name.evaluated_name)
+                else:
+                    aliased[name.evaluated_name] = alias  # the last one counts, as in the visitor's mapping
+    return all(module_name in plain if alias is None else aliased.get(module_name) == alias for module_name, alias in wanted)
+
+
 def _imports_present(module: cst.Module, context: CodemodContext) -> bool:
     """Whether AddImportsVisitor(context) would add nothing to `module` (then its visit, which
     rebuilds the whole tree, is skipped): the test of its `visit_Module`/`leave_Module`, with
@@ -531,9 +552,28 @@ def _free_name(code: str, names: tuple[str, ...], ours: str, base: str) -> str:
     return names[-1] + "_"
 
 
+_CONSTANT_NAMES = ("DEVICE", "NRN_DEVICE", "NRN_DEVICE_")
+
+
+def _helper_choices(base: str) -> tuple[str, ...]:
+    return (base, f"Nrn{base}", f"Nrn{base}_")
+
+
+def chosen_names() -> set[str]:
+    """Every name the fixer may give the constant or a helper of any target (`_free_name` tries
+    them in order, and falls back to the last one with `_`), whichever the module's text makes
+    it choose: sources/pruned_fix.py keeps every statement that holds one of them."""
+    names = {*_CONSTANT_NAMES, _CONSTANT_NAMES[-1] + "_"}
+    for spec in load_targets().values():
+        for helper in spec.get("helpers", []) or []:
+            choices = _helper_choices(helper["name"])
+            names.update((*choices, choices[-1] + "_"))
+    return names
+
+
 def _constant_name(module: cst.Module, code: str) -> str:
     """`DEVICE`, unless the module already uses that name for something else."""
-    return _free_name(module_code(module), ("DEVICE", "NRN_DEVICE", "NRN_DEVICE_"), code, "DEVICE")
+    return _free_name(module_code(module), _CONSTANT_NAMES, code, "DEVICE")
 
 
 def _helper_names(module: cst.Module, helpers: list[dict[str, Any]]) -> dict[str, str]:
@@ -542,7 +582,7 @@ def _helper_names(module: cst.Module, helpers: list[dict[str, Any]]) -> dict[str
     for helper in helpers:
         base = helper["name"]
         first_lines = "\n".join(helper["code"].splitlines()[:2])
-        out[base] = _free_name(module_code(module), (base, f"Nrn{base}", f"Nrn{base}_"), first_lines, base)
+        out[base] = _free_name(module_code(module), _helper_choices(base), first_lines, base)
     return out
 
 
@@ -651,7 +691,8 @@ Scanner = Callable[[cst.Module], list[Finding]]
 
 def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False,
                only: tuple[str, int, int] | None = None, prune_imports: bool = True, partial: bool = False,
-               torch_version: str | None = None, parse: Callable[[str], cst.Module] = cst.parse_module) -> FixOutcome:
+               torch_version: str | None = None, parse: Callable[[str], cst.Module] = cst.parse_module,
+               whole: Callable[[str], str] | None = None, leftovers: bool = True) -> FixOutcome:
     """Apply every allowed fix to `source` (Python text) for `target`.
 
     Args:
@@ -668,6 +709,12 @@ def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False,
             By default such a file is left unchanged: a half-migrated program still needs CUDA,
             and its coupled parts are easier to change by hand together.
         parse: libcst's parse_module, or one that builds the same tree faster (sources/parse.py).
+        whole: for a source with statements left out (sources/pruned_fix.py), the file's text that a
+            module's text stands for; positions of `applied`, `manual` and `before` are then
+            mapped through the file's text (`scan` must report positions in it too).
+        leftovers: work out what is left for a person (`manual`, `before`). False when only the
+            new text and `applied` are read (the edits of a scan's JSON): that costs a last scan
+            and a diff of the whole file.
 
     Returns:
         A FixOutcome; on a parse error of the input, `failed` says so and nothing changes.
@@ -679,6 +726,11 @@ def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False,
     module_code(module, source)  # a parse gives back its text exactly
     outcome = FixOutcome(source)
     constant = load_targets().get(target, {}).get("constant")
+
+    def mapper(code: str) -> Callable[[Finding], Finding]:
+        """Map a finding of a module whose text is `code` to the input's lines."""
+        return _line_mapper(source, code) if whole is None else _line_mapper(whole(source), whole(code))
+
     reasons: dict[tuple[str, str], str] = {}
     initial: list[Finding] | None = None
     scanned: tuple[cst.Module, list[Finding]] | None = None  # the last scan, to reuse while its module stands
@@ -695,7 +747,7 @@ def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False,
         imports: list[str] = []
         rendered = _render_all(module, findings, renderer, target, unsafe, reasons) if renderer else {}
         held = hold_back(module, findings, lambda f: id(f) in rendered, rendered.get("parents"),
-                         _line_mapper(source, module_code(module))) if rendered else {}
+                         mapper(module_code(module))) if rendered else {}
         if not partial and only is None and findings is initial and renderer:
             blockers = [f for f in findings if id(f) not in held and blocks(f, id(f) in rendered)]
             if blockers:
@@ -723,15 +775,17 @@ def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False,
         new_module = _apply(module, applier, rendered.get("parents"))
         if not applier.applied:
             break
-        to_input = _line_mapper(source, module_code(module))
+        to_input = mapper(module_code(module))
         for key in applier.applied:
             outcome.applied.extend(to_input(f) for f in owners[key])
         if imports:
             context = CodemodContext()
+            wanted = []
             for imp in dict.fromkeys(imports):
                 module_name, _, alias = imp.partition(" as ")
-                AddImportsVisitor.add_needed_import(context, module_name.strip(), asname=alias.strip() or None)
-            if not _imports_present(new_module, context):
+                wanted.append((module_name.strip(), alias.strip() or None))
+                AddImportsVisitor.add_needed_import(context, wanted[-1][0], asname=wanted[-1][1])
+            if not (_leading_imports_cover(new_module, wanted) or _imports_present(new_module, context)):
                 new_module = _add_imports(new_module, context)
         if prune_imports:
             new_module = _remove_replaced_imports(new_module, [f for key in applier.applied for f in owners[key]])
@@ -754,9 +808,11 @@ def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False,
         if _compiles(source):
             return FixOutcome(source, failed=f"rewrite refused: output does not parse on this Python ({exc.msg}, line {exc.lineno})")
     outcome.source = new_source
+    if not leftovers:
+        return outcome
     # What is still reported after the last pass is left for a person.
     unmatched = list(initial or [])
-    to_input = _line_mapper(source, new_source)
+    to_input = mapper(new_source)
     # A scan is a function of the module: when the last pass changed nothing, its scan stands.
     for finding in (scanned[1] if scanned is not None and scanned[0] is module else scan(module)):
         reason = allowed(finding, unsafe) if renderer else "target is scan-only"
@@ -778,6 +834,22 @@ def _line_mapper(original: str, current: str) -> Callable[[Finding], Finding]:
     """
     if original == current:
         return lambda finding: finding
+    table: dict[int, int] | None = None  # worked out on first use: a diff of two large texts costs
+
+    def to_input(finding: Finding) -> Finding:
+        nonlocal table
+        if finding.cell is not None:
+            return finding
+        if table is None:
+            table = _line_table(original, current)
+        span = finding.span
+        return replace(finding, span=replace(span, line=table.get(span.line, span.line), end_line=table.get(span.end_line, span.end_line)))
+
+    return to_input
+
+
+def _line_table(original: str, current: str) -> dict[int, int]:
+    """Line of `current` -> line of `original` (see `_line_mapper`)."""
     import difflib
 
     table: dict[int, int] = {}
@@ -785,11 +857,4 @@ def _line_mapper(original: str, current: str) -> Callable[[Finding], Finding]:
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
         for k in range(j2 - j1):
             table[j1 + k + 1] = max(i1, 1) if tag == "insert" else min(i1 + k, i2 - 1) + 1
-
-    def to_input(finding: Finding) -> Finding:
-        if finding.cell is not None:
-            return finding
-        span = finding.span
-        return replace(finding, span=replace(span, line=table.get(span.line, span.line), end_line=table.get(span.end_line, span.end_line)))
-
-    return to_input
+    return table

@@ -23,6 +23,9 @@ class Source:
         fix: (text, path, options, index, unsafe, is_test, only, partial) -> FixOutcome.
         edits: whether findings' positions are in the file as read, so fixes can carry edits
             (a notebook's lines are per cell).
+        prepare_edits: (raw, path, options, index, findings) -> something whose `fix(unsafe)`
+            gives the whole file's FixOutcome cheaper, or the reason it cannot (a str), or a str
+            at once; the edits of a scan's JSON use it before `fix` (None: always `fix`).
     """
 
     kind: str
@@ -31,6 +34,7 @@ class Source:
     scan: Callable[..., list]
     fix: Callable[..., object]
     edits: bool = True
+    prepare_edits: Callable[..., object] | None = None
 
 
 def source_for(kind: str) -> Source:
@@ -44,10 +48,10 @@ def source_for(kind: str) -> Source:
     if kind not in KINDS:
         raise KeyError(kind)
     if kind == "python":
-        from migrator.sources import python as module
+        from migrator.sources import pruned_fix, python as module
 
         return Source(kind, lambda raw: codec.before_text(raw, kind), lambda text, raw: codec.encode(text, raw, kind),
-                      module.scan, module.fix)
+                      module.scan, module.fix, prepare_edits=pruned_fix.prepare)
     if kind == "notebook":
         from migrator.sources import ipynb
 

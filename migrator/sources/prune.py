@@ -10,7 +10,7 @@ of its blocks (one left out of a block becomes a single `pass`: a block needs on
 kept or left out whole: method rules read a loop's own text (`loop_with`). Kept lines are
 copied as they are, so columns stay; `Pruned.origin` takes line numbers back to the file's;
 rules that read the whole file get the original text, and suppression comments are read from
-it, so findings are identical.
+it, so findings are identical. (`left_out` is the analysis alone: sources/pruned_fix.py reuses it.)
 
 A statement is left out only when both hold (the argument that pruning changes no finding):
 
@@ -45,7 +45,9 @@ When no statement is relevant at all, the file is not parsed (it cannot have a f
 Not pruned at all: files scanned with unused-noqa reporting (every comment counts), files whose
 encoding is not ASCII-compatible or whose lines end in lone carriage returns, and catalogues
 with string rules that have no literal part or are time-limited team rules (they may time out
-on any string). The fix path always parses whole files: a rewrite renders the whole module.
+on any string). `fix` parses whole files: a rewrite renders the whole module. The edits of a
+JSON or SARIF scan come from a fix of a pruned text where that is provably the same
+(sources/pruned_fix.py).
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ import ast
 import re
 from itertools import accumulate
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 from migrator.scan.index import _literal_token
 from migrator.scan.matchers.strings import MIXED_NCCL
@@ -66,7 +68,8 @@ from migrator.scan.words import TRACKED_DEVICE_KEYWORDS as DEVICE_KEYWORDS
 if TYPE_CHECKING:
     from migrator.scan.index import RuleIndex
 
-__all__ = ["prune_source", "Pruned", "statement_lines"]
+__all__ = ["prune_source", "Pruned", "statement_lines", "left_out", "line_starts", "DECIDE", "KEEP_OPEN", "KEEP_WHOLE", "Region",
+           "names_a_rule"]
 
 # Encodings in which a line is its bytes up to b"\n" and a byte >= 0x80 never holds one.
 _LINE_SAFE = ("utf-8", "utf-8-sig", "utf8", "ascii", "latin-1", "iso-8859-1", "iso8859-1")
@@ -161,6 +164,11 @@ def _triggers(index: "RuleIndex") -> _Triggers:
     )
     _TRIGGERS[id(index)] = (index, triggers)
     return triggers
+
+
+def names_a_rule(index: "RuleIndex", qname: str) -> bool:
+    """Whether a call or reference rule of `index` names `qname` (or a prefix of it)."""
+    return _triggers(index).matches(qname)
 
 
 def _shape(m: dict) -> str:
@@ -752,6 +760,9 @@ def _line_starts(raw: bytes) -> list[int]:
     return [0, *accumulate(len(line) + 1 for line in raw.split(b"\n")[:-1])]
 
 
+line_starts = _line_starts
+
+
 def _end(raw: bytes, starts: list[int], node: ast.AST) -> int:
     """Offset just after the last line of `node`."""
     last = node.end_lineno or node.lineno  # type: ignore[attr-defined]
@@ -776,9 +787,52 @@ class Pruned:
         return self.origin[number - 1] if number <= len(self.origin) else self.origin[-1] + number - len(self.origin)
 
 
+# What a `keep` hook of `left_out` says of one statement: decide as usual, keep it but consider
+# the statements of its blocks one by one, or keep all of it.
+DECIDE, KEEP_OPEN, KEEP_WHOLE = 0, 1, 2
+# A left-out statement: first line (its first decorator's), last line, nested (in a block, not
+# at module level), and the block it is in (id of the statement list: siblings share it).
+Region = tuple[int, int, bool, int]
+
+
 def prune_source(raw: bytes, tree: ast.Module, index: "RuleIndex", path: str = "") -> Pruned | None:
     """`raw` without the statements no rule can match (see the module docstring), or None when
     nothing was left out or the file must be parsed whole."""
+    found = left_out(raw, tree, index, path)
+    if found is None:
+        return None
+    regions, relevant_anywhere = found
+    if not relevant_anywhere:
+        return Pruned(b"", [], may_match=False)  # findings come only from relevant statements
+    if not regions:
+        return None
+    starts = _line_starts(raw)
+    plain = sorted(r[:3] for r in regions)
+    pruned = _drop(raw, starts, plain)
+    if plain[0][0] <= 2:
+        # The coding cookie (PEP 263) is read from lines 1-2: with a module docstring left out,
+        # other lines come first. The pruned text must be read with the file's own encoding.
+        from migrator.sources.codec import python_encoding
+
+        try:
+            same = python_encoding(pruned.source) == python_encoding(raw)
+        except (SyntaxError, LookupError):
+            same = False
+        if not same:
+            kept = [r for r in plain if r[0] > 2]
+            return _drop(raw, starts, kept) if kept else None
+    return pruned
+
+
+def left_out(raw: bytes, tree: ast.Module, index: "RuleIndex", path: str = "",
+             keep: "Callable[[ast.stmt, int, int], int] | None" = None) -> tuple[list[Region], bool] | None:
+    """The statements of `raw` that may be left out (the module docstring's two conditions,
+    each checked for the statement on its own), and whether any statement is relevant; None
+    when this file or catalogue cannot be pruned at all.
+
+    `keep(statement, first line, last line)` may overrule the decision for a statement
+    (KEEP_OPEN, KEEP_WHOLE; DECIDE: as usual): the fix of a pruned text keeps more than the
+    scan (see sources/pruned_fix.py)."""
     triggers = _triggers(index)
     if not triggers.usable or b"\r" in raw.replace(b"\r\n", b""):
         return None
@@ -819,7 +873,7 @@ def prune_source(raw: bytes, tree: ast.Module, index: "RuleIndex", path: str = "
         read(stmt)
     seen = reader.seen
     seen.type_heads |= _type_heads(raw)
-    regions: list[tuple[int, int, bool]] = []  # first line, last line, nested (becomes `pass`)
+    regions: list[Region] = []
     relevant_anywhere = False
 
     def consider(block: list[ast.stmt], nested: bool, home: tuple[int, int] | None, own: set[str]) -> None:
@@ -846,10 +900,13 @@ def prune_source(raw: bytes, tree: ast.Module, index: "RuleIndex", path: str = "
                 anywhere = (found.exports - own) & seen.assigned
                 inside = ((found.stores & (seen.index_args | seen.array_args | seen.role_uses))
                           | (found.imports & seen.heads) | (found.exports & own & seen.assigned))
-            if (not relevant and alone and not _is_future(stmt) and not _sole_bare_return(stmt, block)
+            verdict = keep(stmt, first, last) if keep is not None else DECIDE
+            if verdict == KEEP_WHOLE:
+                continue
+            if (verdict == DECIDE and not relevant and alone and not _is_future(stmt) and not _sole_bare_return(stmt, block)
                     and _unseen(raw, starts, first, last, anywhere)
                     and _unseen(raw, starts, first, last, inside, home) and _cleanly_bounded(raw, starts, first, stmt)):
-                regions.append((first, last, nested))
+                regions.append((first, last, nested, id(block)))
                 continue
             parts = _blocks(stmt, raw, starts)
             if parts is not None:
@@ -862,24 +919,7 @@ def prune_source(raw: bytes, tree: ast.Module, index: "RuleIndex", path: str = "
 
     consider(tree.body, False, None, set())
     del read, consider  # recursive closures: unbound, what they hold is freed at once (no cycle left)
-    if not relevant_anywhere:
-        return Pruned(b"", [], may_match=False)  # findings come only from relevant statements
-    if not regions:
-        return None
-    pruned = _drop(raw, starts, sorted(regions))
-    if min(regions)[0] <= 2:
-        # The coding cookie (PEP 263) is read from lines 1-2: with a module docstring left out,
-        # other lines come first. The pruned text must be read with the file's own encoding.
-        from migrator.sources.codec import python_encoding
-
-        try:
-            same = python_encoding(pruned.source) == python_encoding(raw)
-        except (SyntaxError, LookupError):
-            same = False
-        if not same:
-            kept = sorted(r for r in regions if r[0] > 2)
-            return _drop(raw, starts, kept) if kept else None
-    return pruned
+    return regions, relevant_anywhere
 
 
 def statement_lines(tree: ast.Module, pruned: Pruned | None = None) -> list[int]:

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from migrator.fix.outcome import FixOutcome
     from migrator.scan.engine import RuleIndex
 
-__all__ = ["scan", "fix"]
+__all__ = ["scan", "fix", "is_script", "noqa_may_apply", "statement_lines_of"]
 
 
 def scan(raw: bytes, path: str, options: ScanOptions, index: "RuleIndex", is_test: bool, unused: bool) -> list[Finding]:
@@ -63,13 +63,13 @@ def scan(raw: bytes, path: str, options: ScanOptions, index: "RuleIndex", is_tes
     found = scan_python(module, path, index, options.target, is_test=is_test, source=source, original=original,
                         line_map=line_map, statement_lines=lines_of_statements)
     lines = split_lines(original)
-    if unused or _noqa_may_apply(found, lines):  # only then can a `# noqa` matter (tokenizing costs)
+    if unused or noqa_may_apply(found, lines):  # only then can a `# noqa` matter (tokenizing costs)
         lines = python_comment_lines(lines)
     # A file `fix` leaves whole (a CUDA-only call it cannot rewrite) has nothing fixable.
     return mark_blocked(apply_suppressions(found, lambda cell: lines, path=path, report_unused=unused))
 
 
-def _noqa_may_apply(found: list[Finding], lines: list[str]) -> bool:
+def noqa_may_apply(found: list[Finding], lines: list[str]) -> bool:
     """Whether a `# noqa` can suppress one of `found`: one of the lines a finding spans, or a
     line that may be a file-level `# neuron-migrator: noqa`, says noqa. Where none does, the
     raw lines suppress exactly what the comment-only lines would (suppress.py)."""
@@ -82,7 +82,7 @@ def _noqa_may_apply(found: list[Finding], lines: list[str]) -> bool:
     return any("noqa" in line.lower() and "neuron-migrator" in line.lower() for line in lines)
 
 
-def _statement_lines(code: str) -> list[int] | None:
+def statement_lines_of(code: str) -> list[int] | None:
     """Where each top-level statement of `code` starts, from CPython's parser (a tenth of the
     cost of generating the module's text to place findings; positions.node_ranges checks each
     statement's text and falls back to the whole module), or None when CPython cannot parse it."""
@@ -98,7 +98,8 @@ def _statement_lines(code: str) -> list[int] | None:
 
 def fix(text: str, path: str, options: ScanOptions, index: "RuleIndex", unsafe: bool, is_test: bool,
         only: tuple | None, partial: bool) -> "FixOutcome":
-    """One Python file's rewrite (see `fixer.fix_python`)."""
+    """One Python file's rewrite (see `fixer.fix_python`). With `options.fix_edits` it is read
+    only for its edits (`api._with_edits`): what is left for a person is not worked out."""
     from migrator.fix.fixer import fix_python, module_code  # libcst.codemod is slow to import: only for Python
     from migrator.sources.parse import parse_module
     from migrator.scan.engine import scan_python
@@ -107,13 +108,16 @@ def fix(text: str, path: str, options: ScanOptions, index: "RuleIndex", unsafe: 
         code = module_code(module)  # generated once per module (the fixer asks for it too)
         lines = python_comment_lines(split_lines(code))
         found = scan_python(module, path, index, options.target, is_test=is_test, source=code,
-                            statement_lines=_statement_lines(code))
+                            statement_lines=statement_lines_of(code))
         return apply_suppressions(found, lambda cell: lines, path=path)
 
-    # Another module may import a name from this one (`from common import autocast`): unused
-    # imports are dropped only from scripts, which nothing imports.
-    script = re.search(r"""__name__\s*==\s*['"]__main__['"]""", text) is not None
     # The unvalidated parse (sources/parse.py): the fixer's own nodes are still validated.
     return fix_python(text, rescan, options.target, unsafe=unsafe, only=only, partial=partial,
-                      prune_imports=script and not path.endswith("__init__.py"), torch_version=options.torch_version,
-                      parse=parse_module)
+                      prune_imports=is_script(text, path), torch_version=options.torch_version, parse=parse_module,
+                      leftovers=not options.fix_edits)
+
+
+def is_script(text: str, path: str) -> bool:
+    """Whether `fix` may drop the imports it made unused: another module may import a name from
+    this one (`from common import autocast`), so only from scripts, which nothing imports."""
+    return re.search(r"""__name__\s*==\s*['"]__main__['"]""", text) is not None and not path.endswith("__init__.py")
