@@ -127,21 +127,25 @@ def _env() -> dict:
 
 
 # torch's gloo process group can abort a rank while it shuts down on a loaded machine
-# ("terminate called without an active exception", SIGABRT after the work is done): seen in 1 of
-# 8 to 1 of 4 torchrun runs of the same rewritten program when two checks run side by side on 2
-# cores, with this tool and with the one before this change alike (the rewrite is byte-identical).
-# Such a run is made again from a fresh copy of its folder (a program may have left a snapshot
-# to resume from), at most twice more; any other failure counts at once.
+# ("terminate called without an active exception", SIGABRT once the work is done, or a spawned
+# rank that dies at exit after RESULT was printed): seen in 1 of 8 to 1 of 4 distributed runs of
+# the same rewritten program when two checks run side by side on 2 cores, with this tool and with
+# the one before this change alike (the rewrite is byte-identical). Such a run is made again from
+# a fresh copy of its folder (a program may have left a snapshot to resume from), at most twice
+# more; any other failure counts at once.
 _TEARDOWN_ABORT = "terminate called without an active exception"
+
+
+def _teardown_crash(result: "Run") -> bool:
+    return not result.ok and (_TEARDOWN_ABORT in result.tail or result.result is not None)
 
 
 def run(meta: dict, folder: Path, args: list, launcher: str) -> Run:
     pristine = folder.with_name(folder.name + ".pristine")
-    if launcher == "torchrun":
-        shutil.copytree(folder, pristine)
+    shutil.copytree(folder, pristine)
     result = _run_once(meta, folder, args, launcher)
     for _ in range(2):
-        if result.ok or launcher != "torchrun" or _TEARDOWN_ABORT not in result.tail:
+        if not _teardown_crash(result):
             break
         shutil.rmtree(folder)
         shutil.copytree(pristine, folder)
@@ -158,7 +162,11 @@ def _run_once(meta: dict, folder: Path, args: list, launcher: str) -> Run:
     result = None
     for line in proc.stdout.splitlines():
         if line.startswith("RESULT "):
-            result = json.loads(line[len("RESULT "):])
+            # Spawned ranks share one stdout: another rank's output may follow on the same line.
+            try:
+                result = json.JSONDecoder().raw_decode(line[len("RESULT "):])[0]
+            except json.JSONDecodeError:
+                continue
     return Run(proc.returncode == 0 and result is not None, result, proc.stdout[-2000:] + proc.stderr[-3000:])
 
 
