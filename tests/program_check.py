@@ -133,11 +133,11 @@ def _env() -> dict:
 # the one before this change alike (the rewrite is byte-identical). Such a run is made again from
 # a fresh copy of its folder (a program may have left a snapshot to resume from), at most twice
 # more; any other failure counts at once.
-_TEARDOWN_ABORT = "terminate called without an active exception"
+TEARDOWN_ABORT = "terminate called without an active exception"
 
 
 def _teardown_crash(result: "Run") -> bool:
-    return not result.ok and (_TEARDOWN_ABORT in result.tail or result.result is not None)
+    return not result.ok and (TEARDOWN_ABORT in result.tail or result.result is not None)
 
 
 def run(meta: dict, folder: Path, args: list, launcher: str) -> Run:

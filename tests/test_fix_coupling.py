@@ -221,3 +221,85 @@ def test_a_guarded_choice_keeps_the_scripts_own_flag():
     source = "import torch\ndef pick(args):\n    return torch.device('cuda' if torch.cuda.is_available() and not args.no_cuda else 'cpu')\n"
     out = fix(source)
     assert "not args.no_cuda" in out.source and "torch.accelerator.is_available()" in out.source
+
+
+def test_a_module_that_imports_torch_only_when_available_still_imports_without_torch(tmp_path):
+    # The shape of transformers' trainer_utils.py: torch is optional for the module.
+    source = (
+        "try:\n"
+        "    import torch\n"
+        "except ImportError:\n"
+        "    torch = None\n"
+        "\n"
+        "def accelerated():\n"
+        "    return torch is not None and torch.cuda.is_available()\n"
+        "\n"
+        "def place(x):\n"
+        "    return x.to('cuda')\n"
+        "\n"
+        "print('RESULT', accelerated())\n"
+    )
+    out = fix(source, partial=True)
+    assert "torch.accelerator.is_available()" in out.source  # `torch` is bound where this one lands
+    assert "import torch\n" not in out.source.replace("    import torch\n", "")  # no unconditional import added
+    reasons = {f.rule_id: why for f, why in out.manual}
+    assert "only under a condition" in reasons["NRN102"]  # `.to('cuda')` would need `torch` at module level
+    (tmp_path / "prog.py").write_text(out.source)
+    without_torch = subprocess.run(  # `sys.modules["torch"] = None`: `import torch` raises ImportError
+        [sys.executable, "-c", "import sys, runpy; sys.modules['torch'] = None; runpy.run_path('prog.py')"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert without_torch.returncode == 0, without_torch.stderr
+    assert "RESULT False" in without_torch.stdout
+    with_torch = run(out.source, tmp_path)
+    assert with_torch.returncode == 0, with_torch.stderr
+
+
+def test_a_guard_over_cuda_code_the_scan_cannot_follow_is_not_opened_to_other_accelerators(tmp_path):
+    # transformers' TrainerMemoryTracker keeps torch on `self.torch`; an `elif` serves another vendor.
+    source = (
+        "import torch\n"
+        "class Tracker:\n"
+        "    def __init__(self):\n"
+        "        self.torch = torch\n"
+        "    def reset(self):\n"
+        "        if torch.cuda.is_available():\n"
+        "            self.torch.cuda.reset_peak_memory_stats()\n"
+        "        elif hasattr(torch, 'xpu') and torch.xpu.is_available():\n"
+        "            self.torch.xpu.reset_peak_memory_stats()\n"
+        "        return 'ok'\n"
+        "torch.accelerator.is_available = lambda: True  # a host with a non-CUDA accelerator\n"
+        "print('RESULT', Tracker().reset())\n"
+    )
+    assert run(source, tmp_path).returncode == 0
+    out = fix(source, partial=True)
+    assert "if torch.cuda.is_available():" in out.source
+    reasons = {f.rule_id: why for f, why in out.manual}
+    assert "self.torch.cuda.reset_peak_memory_stats()" in reasons["NRN201"]
+    proc = run(out.source, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "RESULT ok" in proc.stdout
+
+
+def test_a_module_that_imports_torch_inside_a_function_gets_no_module_level_torch(tmp_path):
+    # The shape of transformers' cli/system.py: torch is imported where the report needs it.
+    source = (
+        "def env():\n"
+        "    import torch\n"
+        "    info = {'torch': torch.__version__}\n"
+        "    if torch.cuda.is_available():\n"
+        "        info['GPU type'] = torch.cuda.get_device_name()\n"
+        "    return info\n"
+        "\n"
+        "print('RESULT', sorted(env()))\n"
+    )
+    out = fix(source, unsafe=True, partial=True)
+    assert not out.source.startswith(("import torch", "DEVICE")) and "\nDEVICE =" not in out.source
+    (tmp_path / "prog.py").write_text(out.source)
+    without_torch = subprocess.run(  # importing the module must not need torch
+        [sys.executable, "-c", "import sys; sys.modules['torch'] = None; sys.argv = ['x']; "
+         "src = open('prog.py').read().replace(\"print('RESULT', sorted(env()))\", ''); exec(compile(src, 'prog.py', 'exec'))"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert without_torch.returncode == 0, without_torch.stderr
+    proc = run(out.source, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "RESULT ['torch']" in proc.stdout

@@ -323,3 +323,33 @@ def test_real_programs_give_the_same_edits(path):
     whole = _with_edits(raw, path, "python", options, found, pruned=False)
     assert [f.to_dict() for f in pruned] == [f.to_dict() for f in whole]
     assert fallbacks == []
+
+
+def test_cuda_code_the_scan_cannot_follow_and_a_conditional_torch_import_are_seen_by_both():
+    # `self.torch.cuda...` is no finding and names no rule; left out, the pruned fix would open
+    # the guard over it. `ready`'s rewrite reads the conditionally imported `torch` it read before.
+    source = '''
+        import os
+        HAVE_TORCH = os.environ.get("NO_TORCH") is None
+        if HAVE_TORCH:
+            import torch
+
+
+        class Tracker:
+            def __init__(self):
+                self.torch = torch
+
+            def reset(self):
+                if torch.cuda.is_available():
+                    self.torch.cuda.reset_peak_memory_stats()
+
+
+        def ready():
+            return torch.cuda.is_available()
+        ''' + UNRELATED
+    pruned, whole, fallbacks = both_ways(source)
+    assert pruned == whole and fallbacks == []
+    fixes = [(f["rule_id"], bool(f["fix"]["edits"])) for f in whole if f.get("fix")]
+    assert ("NRN201", True) in fixes and ("NRN201", False) in fixes  # `ready` is rewritten, the tracker's guard is not
+    assert "import torch" not in edits_text(whole)
+    assert any("def unrelated" in run for run in left_out(source))

@@ -24,6 +24,7 @@ from migrator.core.findings import Finding, Safety
 from migrator.core.lines import split_lines
 from migrator.fix.outcome import FixOutcome, allowed
 from migrator.scan.values import ModuleValues, Parents
+from migrator.scan.walk import walk
 
 __all__ = ["FixOutcome", "fix_python", "MAX_PASSES", "module_code"]
 
@@ -307,6 +308,83 @@ def _has_comment(node: cst.CSTNode) -> bool:
     return bool(found)
 
 
+def _names_torch(node: cst.CSTNode) -> bool:
+    """Whether `node` reads the bare name `torch` (as `torch.cuda.x` does): a rewrite that puts
+    `torch.` where it stood uses the same binding, so it needs no import of its own."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Name) and current.value == "torch":
+            return True
+        if isinstance(current, cst.Attribute):
+            stack.append(current.value)  # `.attr` is a field name, not a read of `torch`
+        elif isinstance(current, cst.Call):
+            stack.append(current.func)
+            stack.extend(arg.value for arg in current.args)
+        elif isinstance(current, cst.Subscript):
+            stack.append(current.value)
+    return False
+
+
+def _uses_module_level(new_node: Any, constant: str, helpers: dict[str, str]) -> bool:
+    """Whether a replacement reads the device constant or a helper, which the fixer defines at
+    module level with `torch` (so `torch` must be bound there, not only where it lands)."""
+    if not isinstance(new_node, cst.CSTNode) or isinstance(new_node, cst.RemovalSentinel):
+        return False
+    code = cst.Module([]).code_for_node(new_node)
+    return any(re.search(rf"\b{re.escape(n)}\b", code) for n in (constant, *helpers.values()))
+
+
+def _imports_torch_conditionally(module: cst.Module) -> bool:
+    """Whether the module binds `torch` only under a condition: inside a module-level `if`/`try`/
+    `with` block (`if is_torch_available(): import torch`, `try: import torch` ...) or inside
+    functions (`import torch` where it is needed: torch is optional for importing the module),
+    never on a module-level line of its own."""
+    plain = conditional = False
+
+    class _Lazy(cst.CSTVisitor):
+        found = False
+
+        def visit_Import(self, node: cst.Import) -> bool:
+            self.found |= any(a.evaluated_name == "torch" and a.asname is None for a in node.names)
+            return False
+
+    def imports_torch(stmt: cst.CSTNode) -> bool:
+        return isinstance(stmt, cst.SimpleStatementLine) and any(
+            isinstance(s, cst.Import) and any(a.evaluated_name == "torch" and a.asname is None for a in s.names)
+            for s in stmt.body)
+
+    def blocks_of(stmt: cst.CSTNode) -> list[cst.CSTNode]:
+        out = []
+        for name in ("body", "orelse", "finalbody", "handlers"):
+            value = getattr(stmt, name, None)
+            if isinstance(value, (list, tuple)):
+                out.extend(value)
+            elif isinstance(value, cst.CSTNode):
+                out.append(value)
+        return out
+
+    for stmt in module.body:
+        if imports_torch(stmt):
+            plain = True
+        elif isinstance(stmt, (cst.If, cst.Try, cst.With)) or type(stmt).__name__ == "TryStar":
+            stack = blocks_of(stmt)
+            while stack:
+                current = stack.pop()
+                if imports_torch(current):
+                    conditional = True
+                elif isinstance(current, (cst.IndentedBlock, cst.If, cst.Else, cst.ExceptHandler, cst.Finally,
+                                          cst.Try, cst.With)):
+                    stack.extend(blocks_of(current))
+                elif isinstance(current, cst.SimpleStatementSuite):
+                    conditional |= imports_torch(cst.SimpleStatementLine(body=current.body))
+        elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) and not conditional:
+            lazy = _Lazy()
+            walk(stmt, lazy)  # read-only: the scan's walk, not libcst's rebuilding visit
+            conditional = lazy.found
+    return conditional and not plain
+
+
 def _looks_like_index(value: cst.BaseExpression, text: str) -> bool:
     """Whether a `.cuda(x)` argument is a device index (`rank`, `i`, `int(...)`, `k + 1`) rather than a device."""
     if isinstance(value, (cst.BinaryOperation, cst.UnaryOperation)):
@@ -372,6 +450,7 @@ def _render_all(module: cst.Module, findings: list[Finding], renderer: "_Rendere
     parents = Parents(module)
     renderer.parents = parents
     out: dict[Any, Any] = {"parents": parents}
+    conditional_torch: bool | None = None  # whether the module imports torch only under a condition
     for finding in findings:
         key = id(finding)  # `finding` may be replaced below by a copy with the title of what was written
         reason = allowed(finding, unsafe)
@@ -399,6 +478,17 @@ def _render_all(module: cst.Module, findings: list[Finding], renderer: "_Rendere
             continue
         except Exception as exc:  # noqa: BLE001 - one broken instance must not stop the file
             reasons[(finding.rule_id, finding.snippet)] = f"fix could not be rendered here: {exc}"
+            continue
+        if "torch" in needed and _names_torch(node) and not _uses_module_level(new_node, renderer.constant_name,
+                                                                               renderer.helper_names):
+            needed = [n for n in needed if n != "torch"]  # `torch` is bound where the rewrite lands: it ran there
+        elif "torch" in needed and conditional_torch is None:
+            conditional_torch = _imports_torch_conditionally(module)
+        if "torch" in needed and conditional_torch:
+            reasons[(finding.rule_id, finding.snippet)] = (
+                "the module imports torch only under a condition (in an `if`/`try` block or inside functions) and this "
+                "rewrite needs `torch` at module level: an added `import torch` would make torch a requirement for "
+                "importing it; rewrite it by hand")
             continue
         out[key] = (node, new_node, needed, finding)
     return out

@@ -89,6 +89,43 @@ def _guard_regions(finding: Finding, module: cst.Module, parents: Parents) -> li
     return regions
 
 
+def _unrecognised_cuda(regions: list[cst.CSTNode], members: list[Finding], module: cst.Module,
+                       parents: Parents) -> str | None:
+    """The first `.cuda` reference in `regions` that no member finding covers, as code, else None.
+
+    `self.torch.cuda.empty_cache()` (torch kept on an attribute), `backend.cuda.x` or `gpu.cuda()`
+    on an alias the scan cannot resolve are no findings, yet they are as CUDA-only as the calls
+    that are: a guard opened to every accelerator would run them without CUDA (and, ahead of an
+    `elif` for another vendor, take that vendor's branch away from it).
+    """
+    covered: set[int] = set()
+    for member in members:
+        for node in (member.plan.node, member.plan.context.get("call")):
+            if isinstance(node, cst.CSTNode):
+                covered |= _descendants(node)
+    found: list[cst.CSTNode] = []
+
+    class _Find(cst.CSTVisitor):
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            if id(node) in covered:
+                return False
+            if node.attr.value == "cuda" and cuda_branch(node, parents) is None:
+                found.append(node)
+                return False
+            return True
+
+    for region in regions:
+        walk(region, _Find())
+        if found:
+            parent = parents.of.get(id(found[0]))
+            shown = parent if isinstance(parent, (cst.Attribute, cst.Call)) else found[0]
+            parent = parents.of.get(id(shown))
+            if isinstance(parent, cst.Call) and parent.func is shown:
+                shown = parent
+            return module.code_for_node(shown).strip().splitlines()[0][:80]
+    return None
+
+
 def _uses_as_test(scope: cst.CSTNode, names: set[str]) -> list[cst.CSTNode]:
     """Bodies of the `if`/`IfExp` in `scope` whose test is one of `names` (or starts an `and` with it)."""
     out: list[cst.CSTNode] = []
@@ -150,10 +187,15 @@ def hold_back(module: cst.Module, findings: list[Finding], fixable: Callable[[Fi
             inside |= _descendants(region)
         members = [f for f in findings if f is not finding and f.plan is not None and f.plan.node is not None and id(f.plan.node) in inside]
         blockers = [f for f in members if id(f) not in cuda_only and not fixable(f) and not f.plan.rule.raw.get("runs_without_cuda")]
+        unknown = None if blockers else _unrecognised_cuda(regions, members, module, parents)
         if blockers:
             first = blockers[0]
             held[id(finding)] = (f"guards `{first.snippet}` ({first.rule_id}, {_line(first, locate)}), which has no automatic rewrite: "
                                  "rewriting the guard alone would run it without CUDA; change the two together by hand")
+        elif unknown is not None:
+            held[id(finding)] = (f"guards `{unknown}`, CUDA code the scan cannot follow (no finding of its own): rewriting the "
+                                 "guard alone would run it without CUDA; change the two together by hand")
+        if blockers or unknown is not None:
             for member in members:
                 held.setdefault(id(member), f"inside a `torch.cuda.is_available()` guard ({_line(finding, locate)}) that stays as it is")
     # Rules coupled within one function.

@@ -28,7 +28,11 @@ Why the outcome is the whole file's, character for character:
   `device_type` (script_device_type reads it from ModuleValues), `from_numpy` (NRN303 waits
   for every NumPy conversion of the module), `nprocs` (process counts) and, with an NRN207
   finding or a `cuda.manual_seed` in the file, `manual_seed` (a duplicate seed is found
-  among the statements around it; kept whole) are kept. In a script the fixer drops a
+  among the statements around it; kept whole) are kept. So are statements holding `.cuda` in a
+  file that says `is_available` (a guard is not opened over CUDA code the scan cannot follow,
+  `self.torch.cuda.x()`) and
+  `import torch` (a module that imports torch only under a condition gets no unconditional
+  import). In a script the fixer drops a
   `from` import once a fix replaced its last use: statements naming such an import are kept,
   and one a fix asks to drop that a left-out statement still names makes it fall back.
 - **The module's layout.** libcst indents the blocks a fix adds (a helper's body, an `if`
@@ -407,7 +411,10 @@ def _keeper(raw: bytes, starts: list[int], tree: ast.Module, names: set[str], wo
     if seed:
         whole_pattern += rb"|manual_seed"
     whole_lines = _lines_matching(raw, starts, re.compile(whole_pattern))
-    open_lines = _lines_matching(raw, starts, re.compile(rb"\b(?:" + b"|".join(re.escape(w) for w in words) + rb")\b"))
+    open_pattern = rb"\b(?:" + b"|".join(re.escape(w) for w in words) + rb")\b|\bimport[ \t]+torch\b"
+    if b"is_available" in raw:  # a guard (NRN201) may be held back by CUDA code that is no finding
+        open_pattern += rb"|\.[ \t]*cuda\b"
+    open_lines = _lines_matching(raw, starts, re.compile(open_pattern))
 
     def holds(lines: list[int], first: int, last: int) -> bool:
         k = bisect.bisect_left(lines, first)
