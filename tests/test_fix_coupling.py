@@ -303,3 +303,26 @@ def test_a_module_that_imports_torch_inside_a_function_gets_no_module_level_torc
     proc = run(out.source, tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "RESULT ['torch']" in proc.stdout
+
+
+def test_a_device_helper_is_not_added_to_a_module_that_imports_torch_only_when_available(tmp_path):
+    # transformers' integrations/sinq.py: a `device="cuda:0"` default, torch behind is_torch_available().
+    source = (
+        "import importlib.util\n"
+        "if importlib.util.find_spec('torch') is not None:\n"
+        "    import torch\n"
+        "\n"
+        "def quantize(weights, device: str = 'cuda:0'):\n"
+        "    return [w for w in weights], device\n"
+        "\n"
+        "print('RESULT', quantize([1])[0])\n"
+    )
+    out = fix(source, unsafe=True, partial=True)
+    assert "accelerator_device" not in out.source and "DEVICE" not in out.source
+    reasons = {f.rule_id: why for f, why in out.manual}
+    assert "only under a condition" in reasons["NRN102"]
+    (tmp_path / "prog.py").write_text(out.source)
+    without_torch = subprocess.run(
+        [sys.executable, "-c", "import sys, runpy; sys.modules['torch'] = None; runpy.run_path('prog.py')"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert "RESULT [1]" in without_torch.stdout, without_torch.stderr

@@ -107,6 +107,37 @@ CASES = [
         def test_gpu():
             subprocess.run(["nvidia-smi"])
         """, ["NRN702"]),
+    ("float64 in a test that names no device (timm's CPU tests)", "tests/test_layers.py", """
+        import pytest
+        import torch
+        torch_device = "cpu"
+        @pytest.mark.parametrize("features", [2, 4])
+        def test_reset_keeps_dtype(features):
+            head = torch.nn.Linear(features, 3).to(dtype=torch.float64)
+            assert head.weight.double().mean().item() is not None
+        class TestCpu:
+            def test_double(self):
+                torch.nn.Linear(2, 2).double()
+        """, []),
+    ("float64 in a test a fixture, setUp or its own code may put on a device", "tests/test_layers.py", """
+        import torch
+        torch_device = "cpu"
+        def test_fixture(model):
+            model.double()
+        def test_moved():
+            torch.ones(2, dtype=torch.float64).to(torch_device)
+        class TestModel:
+            def setUp(self):
+                self.model = torch.nn.Linear(2, 2).to(torch_device)
+            def test_double(self):
+                self.model.double()
+        """, ["NRN303"]),
+    ("float64 in a CPU-looking test of a module that sets a default device", "tests/test_layers.py", """
+        import torch
+        torch.set_default_device("cuda")
+        def test_double():
+            torch.nn.Linear(2, 2).double()
+        """, ["NRN102", "NRN303"]),
 ]
 
 

@@ -335,6 +335,11 @@ def _uses_module_level(new_node: Any, constant: str, helpers: dict[str, str]) ->
     return any(re.search(rf"\b{re.escape(n)}\b", code) for n in (constant, *helpers.values()))
 
 
+def _binds_torch(alias: cst.ImportAlias) -> bool:
+    """`import torch` or `import torch.cuda` (both bind the name `torch`), not `import torch as th`."""
+    return alias.asname is None and (alias.evaluated_name == "torch" or alias.evaluated_name.startswith("torch."))
+
+
 def _imports_torch_conditionally(module: cst.Module) -> bool:
     """Whether the module binds `torch` only under a condition: inside a module-level `if`/`try`/
     `with` block (`if is_torch_available(): import torch`, `try: import torch` ...) or inside
@@ -346,12 +351,12 @@ def _imports_torch_conditionally(module: cst.Module) -> bool:
         found = False
 
         def visit_Import(self, node: cst.Import) -> bool:
-            self.found |= any(a.evaluated_name == "torch" and a.asname is None for a in node.names)
+            self.found |= any(_binds_torch(a) for a in node.names)
             return False
 
     def imports_torch(stmt: cst.CSTNode) -> bool:
         return isinstance(stmt, cst.SimpleStatementLine) and any(
-            isinstance(s, cst.Import) and any(a.evaluated_name == "torch" and a.asname is None for a in s.names)
+            isinstance(s, cst.Import) and any(_binds_torch(a) for a in s.names)
             for s in stmt.body)
 
     def blocks_of(stmt: cst.CSTNode) -> list[cst.CSTNode]:
@@ -479,12 +484,13 @@ def _render_all(module: cst.Module, findings: list[Finding], renderer: "_Rendere
         except Exception as exc:  # noqa: BLE001 - one broken instance must not stop the file
             reasons[(finding.rule_id, finding.snippet)] = f"fix could not be rendered here: {exc}"
             continue
-        if "torch" in needed and _names_torch(node) and not _uses_module_level(new_node, renderer.constant_name,
-                                                                               renderer.helper_names):
+        # The device constant and the helpers are defined at module level with `torch`.
+        module_level = _uses_module_level(new_node, renderer.constant_name, renderer.helper_names)
+        if "torch" in needed and not module_level and _names_torch(node):
             needed = [n for n in needed if n != "torch"]  # `torch` is bound where the rewrite lands: it ran there
-        elif "torch" in needed and conditional_torch is None:
+        elif ("torch" in needed or module_level) and conditional_torch is None:
             conditional_torch = _imports_torch_conditionally(module)
-        if "torch" in needed and conditional_torch:
+        if ("torch" in needed or module_level) and conditional_torch:
             reasons[(finding.rule_id, finding.snippet)] = (
                 "the module imports torch only under a condition (in an `if`/`try` block or inside functions) and this "
                 "rewrite needs `torch` at module level: an added `import torch` would make torch a requirement for "

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Sequence
 
 import libcst as cst
 
 from migrator.core.catalogue import RuleSpec
 from migrator.scan.candidate import Candidate
+from migrator.scan.host_tests import host_test_functions
 from migrator.scan.index import RuleIndex
 from migrator.scan.matchers.strings import MIXED_NCCL
 from migrator.scan.matchers import (argument, builtin, device_index, imports, mask_index, method, option_default, reference,
@@ -42,6 +43,10 @@ _SAVED_NAME = re.compile(r"^_?(old|orig|original|saved|cached|prev|previous|back
 _COMPARE_CALLS = frozenset({"assert_close", "assert_allclose", "allclose", "isclose", "assertEqual", "assertTrue"})
 # Methods after which a tensor is on the host (`x.double().cpu().numpy()`): float64 there is host work.
 _HOST_METHODS = frozenset({"cpu", "numpy", "tolist", "item"})
+# Tensor methods that give another dtype than float64: a float64 tensor converted at once is none.
+_NARROWING_METHODS = frozenset({"float", "half", "bfloat16", "int", "long", "short", "bool", "byte", "char"})
+_TORCH_DTYPES = frozenset({"float32", "float", "float16", "half", "bfloat16", "float64", "double", "int8", "int16", "int32",
+                           "int64", "int", "long", "short", "uint8", "bool", "float8_e4m3fn", "float8_e5m2"})
 
 
 def _subtree(node: cst.CSTNode) -> list[cst.CSTNode]:
@@ -89,10 +94,13 @@ class Context(cst.CSTVisitor):
         self.scaffolding: set[int] = set()  # test-file strings that build paths (a fake `nvidia-smi`)
         self.own_package = False  # an import of this file's own CUDA-library package was reported
         self.moved: set[int] = set()  # calls whose result goes straight to `.to(...)` / `.cuda()`
+        self.recast: set[int] = set()  # calls whose result is converted at once to a dtype other than float64
         self.host_casts: set[int] = set()  # float64 that stays on the host: `x.double().cpu()`, float(...), a test's CPU tensor
         self.scopes: list[dict[str, str]] = [module_bindings(module)]
         self.functions: list[str] = []
         self.classes: list[str] = []  # the enclosing class names, innermost last
+        self.defs: list[str] = []  # the enclosing classes and functions, innermost last
+        self._host_tests: set[str] | None = None  # CPU-only tests (qualified names), read when first needed
         self.store_targets: set[int] = set()  # subscripts assigned to (`x[mask] = 0`), not read
         self.candidates: list[Candidate] = []
         self.inner: set[int] = set()
@@ -189,13 +197,25 @@ class Context(cst.CSTVisitor):
         self.arrays.append({})
         self.scopes.append({})
         self.functions.append(node.name.value)
+        self.defs.append(node.name.value)
         self.inner.add(id(node.name))
+        if self.is_test and node.name.value.startswith("test") and self._host_test(".".join(self.defs)):
+            self.host_casts.update(_subtree_ids(node.body))  # a CPU-only test: its float64 stays on the host
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.value_scopes.pop()
         self.arrays.pop()
         self.scopes.pop()
         self.functions.pop()
+        self.defs.pop()
+
+    def _host_test(self, qualified: str) -> bool:
+        """Whether the test `qualified` (`Class.test_x`) runs on the CPU only (scan/host_tests.py),
+        read once per file from its whole text, and only for a file that mentions float64."""
+        if self._host_tests is None:
+            text = self._module_code()
+            self._host_tests = host_test_functions(text) if re.search(r"float64|double", text) else set()
+        return qualified in self._host_tests
 
     def visit_For(self, node: cst.For) -> None:
         self.loop_nodes.append(node)
@@ -230,9 +250,11 @@ class Context(cst.CSTVisitor):
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.inner.add(id(node.name))
         self.classes.append(node.name.value)
+        self.defs.append(node.name.value)
 
     def leave_ClassDef(self, node: cst.ClassDef) -> None:
         self.classes.pop()
+        self.defs.pop()
 
     def _import(self, node: cst.Import | cst.ImportFrom) -> bool:
         if len(self.scopes) > 1:
@@ -691,6 +713,16 @@ class Context(cst.CSTVisitor):
                                                   for k in m.get("with_keywords", ())):
                     argument.match(self, rule, m, node, positional, callee)
 
+    def _narrowing_dtype(self, args: Sequence[cst.Arg]) -> bool:
+        """Whether `.to(...)`/`.type(...)` arguments name a torch dtype other than float64."""
+        for arg in args:
+            if arg.keyword is not None and arg.keyword.value != "dtype":
+                continue
+            name = self.resolve(arg.value) if isinstance(arg.value, (cst.Name, cst.Attribute)) else None
+            if name is not None and name.startswith("torch.") and name[6:] in _TORCH_DTYPES and name[6:] not in ("float64", "double"):
+                return True
+        return False
+
     def _probes(self, node: cst.Call, last: str) -> None:
         """Arguments that name a CUDA module without running CUDA code are not references."""
         args = node.args
@@ -707,6 +739,12 @@ class Context(cst.CSTVisitor):
                 self.inner.add(id(args[2].value))
         if isinstance(node.func, cst.Attribute) and node.func.attr.value in ("to", "cuda") and isinstance(node.func.value, cst.Call):
             self.moved.add(id(node.func.value))  # torch.randn(..., dtype=torch.float64).to(device)
+        if isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Call) and (
+                node.func.attr.value in _NARROWING_METHODS
+                or (node.func.attr.value in ("to", "type") and self._narrowing_dtype(args))):
+            # torch.from_numpy(sigmas).to(dtype=torch.float32, device=device): the float64 tensor is
+            # converted on the host, before it moves (a cross-device copy_ casts on its source side).
+            self.recast.add(id(node.func.value))
         if self.is_test and id(node) not in self.moved and (self.resolve(node.func) or "").startswith("torch.") \
                 and last not in ("to", "type"):
             # A test's float64 tensor made on the CPU (no device, or "cpu"/"meta"): a reference

@@ -56,7 +56,7 @@ def match(ctx: Any, rule: RuleSpec, m: dict[str, Any], call: cst.Call, positiona
             if inner is not None and value.value not in ctx.arrays[-1]:
                 inner = None  # bound in an outer function: may have changed since
         explicit = isinstance(value, cst.Call) and any(a.keyword is not None and a.keyword.value == "dtype" for a in value.args)
-        if inner in m["value_calls"] and not explicit:
+        if inner in m["value_calls"] and not explicit and id(call) not in ctx.recast:
             ctx.add(rule, value, name=qname, value=inner, context={"call": call, "argument": m})
         return
     if m.get("value_names"):

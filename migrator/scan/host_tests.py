@@ -1,0 +1,112 @@
+"""Test functions that run on the CPU only: float64 in them is host work (issue 11, Precision).
+
+A test file often holds CPU tests next to device tests (timm's run on `TORCH_DEVICE`, default
+"cpu", only where they name `torch_device`). In a test that never names a device, every tensor
+it makes is on the host, so its float64 (a reference value, or the dtype under test) never
+reaches a NeuronCore. The test is read from the file's whole text with `ast` (the scan's own
+module may be a pruned copy without the statements that move a tensor).
+
+A test counts as CPU-only when all of these hold, else it is left to the usual checks:
+- its name starts with `test` (a helper may be handed device tensors by its callers);
+- its parameters are `self`/`cls` or named by its own `parametrize` marks (a fixture may hand
+  it a model on a device);
+- nothing in it or its decorators names a device: no `.to(x)` or `device=x` whose `x` is not
+  "cpu"/"meta" or a dtype, no `.cuda()`/`torch.cuda`/`torch.accelerator`, no name such as
+  `device` or `torch_device`, no string naming an accelerator;
+- in a class, no method of the class names a device (`setUp` may move the model);
+- the module does not set a default device (`torch.set_default_device`).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+__all__ = ["host_test_functions"]
+
+# Names and attributes that say a tensor may be on an accelerator.
+_DEVICE_NAMES = frozenset({"device", "devices", "dev", "torch_device", "device_type", "device_name", "gpu", "gpus",
+                           "local_rank", "rank", "accelerator", "cuda", "xpu", "npu", "mps", "xla", "neuron", "hpu"})
+_DEVICE_ATTRS = frozenset({"cuda", "accelerator", "xpu", "npu", "mps", "xla", "neuron", "hpu", "set_default_device",
+                           "to_device"})
+_HOST_DEVICES = frozenset({"cpu", "meta"})
+_ACCELERATOR_TEXT = re.compile(r"cuda|gpu|xla|neuron|mps|xpu|npu|hpu|accelerator", re.IGNORECASE)
+_DTYPE_ATTR = re.compile(r"^(float|double|half|bfloat|int|uint|bool|complex|long|short|cfloat|cdouble)\d*")
+
+
+def host_test_functions(text: str) -> set[str]:
+    """Qualified names (`Class.test_x`, `test_y`) of the CPU-only tests in `text` (see the module
+    docstring); empty when the text does not parse or sets a default device."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()
+    if "set_default_device" in text:
+        return set()
+    found: dict[str, bool] = {}
+
+    def visit(body: list[ast.stmt], prefix: str, class_host: bool) -> None:
+        for stmt in body:
+            if isinstance(stmt, ast.ClassDef):
+                host = not _names_device(stmt)
+                visit(stmt.body, f"{prefix}{stmt.name}.", host)
+            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                name = f"{prefix}{stmt.name}"
+                host = (class_host and stmt.name.startswith("test") and _parameters_parametrized(stmt)
+                        and not _names_device(stmt))
+                found[name] = found.get(name, True) and host  # a name defined twice counts if both are
+            elif isinstance(stmt, (ast.If, ast.Try, ast.With)):
+                for block in ("body", "orelse", "finalbody"):
+                    visit(getattr(stmt, block, []) or [], prefix, class_host)
+                for handler in getattr(stmt, "handlers", []) or []:
+                    visit(handler.body, prefix, class_host)
+
+    visit(tree.body, "", True)
+    return {name for name, host in found.items() if host}
+
+
+def _parameters_parametrized(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    args = function.args
+    if args.vararg or args.kwarg:
+        return False
+    names = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
+    given: set[str] = set()
+    for decorator in function.decorator_list:
+        if isinstance(decorator, ast.Call) and getattr(decorator.func, "attr", None) == "parametrize" and decorator.args:
+            first = decorator.args[0]
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                given.update(n.strip() for n in first.value.split(","))
+            elif isinstance(first, (ast.List, ast.Tuple)):
+                given.update(e.value for e in first.elts if isinstance(e, ast.Constant) and isinstance(e.value, str))
+    return all(n in ("self", "cls") or n in given for n in names)
+
+
+def _names_device(node: ast.AST) -> bool:
+    for child in ast.walk(node):
+        if isinstance(child, ast.Name) and child.id in _DEVICE_NAMES:
+            return True
+        if isinstance(child, ast.arg) and child.arg in _DEVICE_NAMES:
+            return True
+        if isinstance(child, ast.Attribute) and child.attr in _DEVICE_ATTRS:
+            return True
+        if isinstance(child, ast.Constant) and isinstance(child.value, str) and _ACCELERATOR_TEXT.search(child.value):
+            return True
+        if isinstance(child, ast.keyword) and (child.arg is None or (child.arg == "device" and not _host(child.value))):
+            return True
+        if isinstance(child, ast.Starred):
+            return True  # `x.to(*args)`: any device
+        if isinstance(child, ast.Call) and isinstance(child.func, ast.Attribute) and child.func.attr in ("to", "to_empty", "type"):
+            if any(not _host(a) for a in child.args):
+                return True
+    return False
+
+
+def _host(value: ast.AST) -> bool:
+    """Whether `value` is "cpu"/"meta", `torch.device("cpu")` or a dtype (`torch.float64`)."""
+    if isinstance(value, ast.Constant):
+        return isinstance(value.value, str) and value.value.split(":")[0] in _HOST_DEVICES
+    if isinstance(value, ast.Attribute):
+        return isinstance(value.value, ast.Name) and value.value.id == "torch" and bool(_DTYPE_ATTR.match(value.attr))
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "device":
+        return len(value.args) == 1 and _host(value.args[0])
+    return False
