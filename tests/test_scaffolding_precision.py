@@ -138,6 +138,26 @@ CASES = [
         def test_double():
             torch.nn.Linear(2, 2).double()
         """, ["NRN102", "NRN303"]),
+    ("a fallback for a PyTorch older than any Neuron host runs (transformers' cache_utils.py)", "src/cache.py", """
+        import torch
+        from packaging import version
+        from transformers.utils import is_torch_greater_or_equal
+        _is_torch_greater_or_equal_than_2_7 = is_torch_greater_or_equal("2.7")
+        stream = torch.Stream() if _is_torch_greater_or_equal_than_2_7 else torch.cuda.Stream()
+        if version.parse(torch.__version__) >= version.parse("2.5"):
+            pass
+        else:
+            torch.cuda.synchronize()
+        if not is_torch_greater_or_equal("2.3"):
+            torch.cuda.empty_cache()
+        """, []),
+    ("a branch for a newer PyTorch, or on the CUDA toolkit's version, is still read", "src/cache.py", """
+        import torch
+        if torch.__version__ < "3.1":
+            torch.cuda.empty_cache()
+        if torch.version.cuda >= "11.8":
+            torch.cuda.synchronize()
+        """, ["NRN202", "NRN203", "NRN703"]),
 ]
 
 
@@ -227,3 +247,10 @@ def test_test_scaffolding_is_info_saying_so(name, path, source, rule):
     found = [f for f in scan_source(textwrap.dedent(source).lstrip(), path, options=ScanOptions(target="neuron"))
              if f.rule_id == rule]
     assert found and all(f.severity.value == "info" and "test scaffolding" in f.message for f in found), found
+
+
+def test_a_fallback_for_an_older_pytorch_is_reported_on_the_xla_target():
+    # Older Neuron SDKs paired PyTorch/XLA 2.1-2.8 with the xla path: no PyTorch is assumed there.
+    code = "import torch\nstream = torch.Stream() if is_torch_greater_or_equal('2.7') else torch.cuda.Stream()\n"
+    assert [f.rule_id for f in scan_source(code, "src/cache.py", options=ScanOptions(target="xla"))] == ["NRN208"]
+    assert [f.rule_id for f in scan_source(code, "src/cache.py", options=ScanOptions(target="neuron"))] == []

@@ -14,6 +14,7 @@ from migrator.scan.index import RuleIndex
 from migrator.scan.matchers.strings import MIXED_NCCL
 from migrator.scan.matchers import (argument, builtin, device_index, imports, mask_index, method, option_default, reference,
                                     strings)
+from migrator.scan.version_gate import old_torch_branch
 from migrator.scan.resolve import dotted_name, import_bindings, importorskip_binding, module_bindings
 from migrator.scan.values import ModuleValues, ScopeValues, is_cuda_test
 from migrator.scan.nodes import literal as _literal
@@ -94,6 +95,7 @@ class Context(cst.CSTVisitor):
         self.scaffolding: set[int] = set()  # test-file strings that build paths (a fake `nvidia-smi`)
         self.own_package = False  # an import of this file's own CUDA-library package was reported
         self.moved: set[int] = set()  # calls whose result goes straight to `.to(...)` / `.cuda()`
+        self.old_torch: dict[int, tuple[int, ...]] = {}  # in a branch for PyTorch older than the bound
         self.recast: set[int] = set()  # calls whose result is converted at once to a dtype other than float64
         self.host_casts: set[int] = set()  # float64 that stays on the host: `x.double().cpu()`, float(...), a test's CPU tensor
         self.scopes: list[dict[str, str]] = [module_bindings(module)]
@@ -164,6 +166,8 @@ class Context(cst.CSTVisitor):
             return
         if id(node) in self.skipped:
             return
+        if id(node) in self.old_torch:
+            context = {**context, "old_torch": self.old_torch[id(node)]}
         where = self.index.not_in.get(rule.id)
         if where is not None and self._not_in(where):
             return
@@ -520,6 +524,7 @@ class Context(cst.CSTVisitor):
 
     def visit_If(self, node: cst.If) -> None:
         self._gpu_build_branch(node)
+        self._old_torch_branch(node)
         if self.index.reference_context:
             self._type_branch(node.test, node.body)
         if self.is_test and self._skips(node.body):
@@ -546,8 +551,18 @@ class Context(cst.CSTVisitor):
             # float32 before it is used): float64 there stays on the host.
             self.host_casts.update(_subtree_ids(node.body))
 
+    def _old_torch_branch(self, node: cst.If | cst.IfExp) -> None:
+        """`X if is_torch_greater_or_equal("2.7") else torch.cuda.Stream()`: the branch for an older
+        PyTorch is marked with its bound; the engine drops it for targets whose hosts run a newer one."""
+        gate = old_torch_branch(node.test)
+        if gate is not None:
+            branch = node.body if gate[0] == "body" else node.orelse
+            if branch is not None:
+                self.old_torch.update(dict.fromkeys(_subtree_ids(branch), gate[1]))
+
     def visit_IfExp(self, node: cst.IfExp) -> None:
         test = node.test
+        self._old_torch_branch(node)
         if self.is_test and self._cuda_presence(test):
             self.skipped.update(_subtree_ids(node.body))  # [cpu, cuda] if torch.cuda.is_available() else [cpu], in a test
         if self.index.reference_context:

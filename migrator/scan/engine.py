@@ -77,9 +77,12 @@ def scan_python(
                          statement_lines, owners)
     findings: list[Finding] = []
     seen: set[tuple[str, int]] = set()
+    host = _host_pytorch(target)
     for cand in collector.candidates:
         if id(cand.node) in collector.suppressed and cand.rule.id not in _self_suppressing(cand):
             continue
+        if host is not None and "old_torch" in cand.context and host >= cand.context["old_torch"]:
+            continue  # a fallback for an older PyTorch than this target's hosts run
         key = (cand.rule.id, id(cand.node))
         if key in seen:
             continue
@@ -95,6 +98,14 @@ def scan_python(
     if whole_file:
         findings = mark_blocked(findings)
     return findings
+
+
+def _host_pytorch(target: str) -> tuple[int, ...] | None:
+    """The oldest PyTorch a host of `target` runs (`host_pytorch` in rules/targets.yaml), or None."""
+    from migrator.core.catalogue import load_targets
+
+    text = str(load_targets().get(target, {}).get("host_pytorch") or "")
+    return tuple(int(p) for p in text.split(".")) if re.fullmatch(r"\d+(\.\d+)*", text) else None
 
 
 def mark_blocked(findings: list[Finding]) -> list[Finding]:
