@@ -22,6 +22,13 @@ def run(source, tmp_path, *args):
     return subprocess.run([sys.executable, str(path), *args], cwd=tmp_path, capture_output=True, text=True, timeout=120)
 
 
+def run_without_torch(source, tmp_path):
+    """Run `source` where `import torch` fails (`sys.modules["torch"] = None`)."""
+    (tmp_path / "prog.py").write_text(source)
+    return subprocess.run([sys.executable, "-c", "import sys, runpy; sys.modules['torch'] = None; runpy.run_path('prog.py')"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+
+
 def test_a_device_held_as_text_stays_text_and_string_tests_keep_working(tmp_path):
     source = (
         "import torch\n"
@@ -244,10 +251,7 @@ def test_a_module_that_imports_torch_only_when_available_still_imports_without_t
     assert "import torch\n" not in out.source.replace("    import torch\n", "")  # no unconditional import added
     reasons = {f.rule_id: why for f, why in out.manual}
     assert "only under a condition" in reasons["NRN102"]  # `.to('cuda')` would need `torch` at module level
-    (tmp_path / "prog.py").write_text(out.source)
-    without_torch = subprocess.run(  # `sys.modules["torch"] = None`: `import torch` raises ImportError
-        [sys.executable, "-c", "import sys, runpy; sys.modules['torch'] = None; runpy.run_path('prog.py')"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    without_torch = run_without_torch(out.source, tmp_path)
     assert without_torch.returncode == 0, without_torch.stderr
     assert "RESULT False" in without_torch.stdout
     with_torch = run(out.source, tmp_path)
@@ -294,11 +298,8 @@ def test_a_module_that_imports_torch_inside_a_function_gets_no_module_level_torc
     )
     out = fix(source, unsafe=True, partial=True)
     assert not out.source.startswith(("import torch", "DEVICE")) and "\nDEVICE =" not in out.source
-    (tmp_path / "prog.py").write_text(out.source)
-    without_torch = subprocess.run(  # importing the module must not need torch
-        [sys.executable, "-c", "import sys; sys.modules['torch'] = None; sys.argv = ['x']; "
-         "src = open('prog.py').read().replace(\"print('RESULT', sorted(env()))\", ''); exec(compile(src, 'prog.py', 'exec'))"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    # Importing the module (its definitions, without the last line's call) must not need torch.
+    without_torch = run_without_torch(out.source.replace("print('RESULT', sorted(env()))\n", ""), tmp_path)
     assert without_torch.returncode == 0, without_torch.stderr
     proc = run(out.source, tmp_path)
     assert proc.returncode == 0, proc.stderr
@@ -321,8 +322,5 @@ def test_a_device_helper_is_not_added_to_a_module_that_imports_torch_only_when_a
     assert "accelerator_device" not in out.source and "DEVICE" not in out.source
     reasons = {f.rule_id: why for f, why in out.manual}
     assert "only under a condition" in reasons["NRN102"]
-    (tmp_path / "prog.py").write_text(out.source)
-    without_torch = subprocess.run(
-        [sys.executable, "-c", "import sys, runpy; sys.modules['torch'] = None; runpy.run_path('prog.py')"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    without_torch = run_without_torch(out.source, tmp_path)
     assert "RESULT [1]" in without_torch.stdout, without_torch.stderr
