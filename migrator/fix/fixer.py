@@ -24,6 +24,7 @@ from migrator.core.findings import Finding, Safety
 from migrator.core.lines import split_lines
 from migrator.fix.outcome import FixOutcome, allowed
 from migrator.scan.values import ModuleValues, Parents
+from migrator.scan.version_gate import version_tuple
 from migrator.scan.walk import walk
 
 __all__ = ["FixOutcome", "fix_python", "MAX_PASSES", "module_code"]
@@ -52,12 +53,6 @@ class FixUnavailable(ValueError):
     """This instance of a rule has no automatic fix (the reason is the message)."""
 
 
-def _version(text: str | None) -> tuple[int, ...] | None:
-    """(major, minor) of a version string such as `2.9` or `2.13.0`, else None."""
-    found = re.match(r"(\d+)\.(\d+)", text or "")
-    return (int(found.group(1)), int(found.group(2))) if found else None
-
-
 def _check_torch(entry: dict[str, Any], have: tuple[int, ...] | None) -> None:
     """Raise FixUnavailable when the fix needs a newer PyTorch than the project's (`have`, from
     the `torch-version` setting). With no version configured the fix applies: the target's own
@@ -78,7 +73,7 @@ class _Renderer:
     def __init__(self, module: cst.Module, target: str, constant_name: str, torch_version: str | None = None) -> None:
         self.module = module
         self.target = target
-        self.torch = _version(torch_version)
+        self.torch = version_tuple(torch_version)
         self.spec = load_targets()[target]
         self.constant_name = constant_name
         self.helper_names = _helper_names(module, self.spec.get("helpers", []))
@@ -341,53 +336,26 @@ def _binds_torch(alias: cst.ImportAlias) -> bool:
 
 
 def _imports_torch_conditionally(module: cst.Module) -> bool:
-    """Whether the module binds `torch` only under a condition: inside a module-level `if`/`try`/
-    `with` block (`if is_torch_available(): import torch`, `try: import torch` ...) or inside
-    functions (`import torch` where it is needed: torch is optional for importing the module),
-    never on a module-level line of its own."""
-    plain = conditional = False
+    """Whether the module binds `torch` only under a condition: inside a module-level block
+    (`if is_torch_available(): import torch`, `try: import torch` ...) or inside functions
+    (`import torch` where it is needed: torch is optional for importing the module), never on a
+    module-level line of its own."""
 
-    class _Lazy(cst.CSTVisitor):
+    class _Find(cst.CSTVisitor):
         found = False
 
         def visit_Import(self, node: cst.Import) -> bool:
             self.found |= any(_binds_torch(a) for a in node.names)
             return False
 
-    def imports_torch(stmt: cst.CSTNode) -> bool:
-        return isinstance(stmt, cst.SimpleStatementLine) and any(
-            isinstance(s, cst.Import) and any(_binds_torch(a) for a in s.names)
-            for s in stmt.body)
-
-    def blocks_of(stmt: cst.CSTNode) -> list[cst.CSTNode]:
-        out = []
-        for name in ("body", "orelse", "finalbody", "handlers"):
-            value = getattr(stmt, name, None)
-            if isinstance(value, (list, tuple)):
-                out.extend(value)
-            elif isinstance(value, cst.CSTNode):
-                out.append(value)
-        return out
-
+    nested = _Find()
     for stmt in module.body:
-        if imports_torch(stmt):
-            plain = True
-        elif isinstance(stmt, (cst.If, cst.Try, cst.With)) or type(stmt).__name__ == "TryStar":
-            stack = blocks_of(stmt)
-            while stack:
-                current = stack.pop()
-                if imports_torch(current):
-                    conditional = True
-                elif isinstance(current, (cst.IndentedBlock, cst.If, cst.Else, cst.ExceptHandler, cst.Finally,
-                                          cst.Try, cst.With)):
-                    stack.extend(blocks_of(current))
-                elif isinstance(current, cst.SimpleStatementSuite):
-                    conditional |= imports_torch(cst.SimpleStatementLine(body=current.body))
-        elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) and not conditional:
-            lazy = _Lazy()
-            walk(stmt, lazy)  # read-only: the scan's walk, not libcst's rebuilding visit
-            conditional = lazy.found
-    return conditional and not plain
+        if isinstance(stmt, cst.SimpleStatementLine):
+            if any(isinstance(s, cst.Import) and any(_binds_torch(a) for a in s.names) for s in stmt.body):
+                return False  # `import torch` on a line of its own: bound unconditionally
+        elif not nested.found:
+            walk(stmt, nested)  # read-only: the scan's walk, not libcst's rebuilding visit
+    return nested.found
 
 
 def _looks_like_index(value: cst.BaseExpression, text: str) -> bool:

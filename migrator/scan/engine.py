@@ -20,6 +20,7 @@ from migrator.scan.context import Context
 from migrator.scan.index import RuleIndex
 from migrator.scan.positions import node_ranges
 from migrator.scan.values import Parents, cuda_branch
+from migrator.scan.version_gate import version_tuple
 from migrator.scan.walk import walk
 
 __all__ = ["RuleIndex", "Candidate", "scan_python", "scan_text", "ParseFailure", "mark_blocked"]
@@ -104,8 +105,7 @@ def _host_pytorch(target: str) -> tuple[int, ...] | None:
     """The oldest PyTorch a host of `target` runs (`host_pytorch` in rules/targets.yaml), or None."""
     from migrator.core.catalogue import load_targets
 
-    text = str(load_targets().get(target, {}).get("host_pytorch") or "")
-    return tuple(int(p) for p in text.split(".")) if re.fullmatch(r"\d+(\.\d+)*", text) else None
+    return version_tuple(load_targets().get(target, {}).get("host_pytorch"))
 
 
 def mark_blocked(findings: list[Finding]) -> list[Finding]:

@@ -22,7 +22,7 @@ import libcst as cst
 
 from migrator.scan.resolve import dotted_name
 
-__all__ = ["old_torch_branch"]
+__all__ = ["old_torch_branch", "version_tuple"]
 
 _FLAG = re.compile(r"torch.*(?:greater_or_equal|greater_than_or_equal|version_ge|_ge_|geq|at_least)\D*?(\d+)_(\d+)(?:_\d+)?$",
                    re.IGNORECASE)
@@ -56,9 +56,9 @@ def _newer_than(test: cst.BaseExpression) -> tuple[bool, tuple[int, ...]] | None
     if isinstance(test, cst.Call):
         callee = (dotted_name(test.func) or "").rsplit(".", 1)[-1]
         strings = [_string(a.value) for a in test.args if a.keyword is None]
-        if callee == "is_torch_greater_or_equal" and strings and (v := _version(strings[0])):
+        if callee == "is_torch_greater_or_equal" and strings and (v := version_tuple(strings[0])):
             return True, v
-        if callee == "is_torch_version" and len(strings) >= 2 and (v := _version(strings[1])):
+        if callee == "is_torch_version" and len(strings) >= 2 and (v := version_tuple(strings[1])):
             op = {">=": "GreaterThanEqual", ">": "GreaterThan", "<": "LessThan", "<=": "LessThanEqual"}.get(strings[0] or "")
             return _compare(op, v) if op else None
         return None
@@ -95,8 +95,8 @@ def _literal_version(node: cst.BaseExpression) -> tuple[int, int] | None:
         return None
     if isinstance(node, cst.Call) and len(node.args) == 1:  # version.parse("2.7"), Version("2.7")
         callee = (dotted_name(node.func) or "").rsplit(".", 1)[-1]
-        return _version(_string(node.args[0].value)) if callee in ("parse", "Version", "LooseVersion") else None
-    return _version(_string(node))
+        return version_tuple(_string(node.args[0].value)) if callee in ("parse", "Version", "LooseVersion") else None
+    return version_tuple(_string(node))
 
 
 def _string(node: cst.BaseExpression) -> str | None:
@@ -109,6 +109,7 @@ def _string(node: cst.BaseExpression) -> str | None:
     return None
 
 
-def _version(text: str | None) -> tuple[int, int] | None:
+def version_tuple(text: str | None) -> tuple[int, int] | None:
+    """(major, minor) of a version string such as `2.9`, `2.13.0` or `v2.7`, else None."""
     found = _VERSION.match(text or "")
     return (int(found.group(1)), int(found.group(2))) if found else None
