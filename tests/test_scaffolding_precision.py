@@ -158,6 +158,49 @@ CASES = [
         if torch.version.cuda >= "11.8":
             torch.cuda.synchronize()
         """, ["NRN202", "NRN203", "NRN703"]),
+    ("the CUDA arm of a per-vendor dispatch (transformers' accelerate.py, pipelines/base.py, cli/system.py)", "src/memory.py", """
+        import torch
+        from transformers.utils import is_torch_xpu_available
+        def unused_memory(i):
+            if is_torch_xpu_available():
+                return torch.xpu.memory_reserved(i) - torch.xpu.memory_allocated(i)
+            elif torch.cuda.is_available():
+                return torch.cuda.memory_reserved(i) - torch.cuda.memory_allocated(i)
+            return 0
+        def free(tensor):
+            if tensor.device.type == "cuda":
+                torch.cuda.empty_cache()
+                torch.cuda.synchronize()
+            elif tensor.device.type == "mlu":
+                torch.mlu.empty_cache()
+        def report(pt_cuda_available, pt_xpu_available):
+            if pt_cuda_available:
+                return torch.cuda.get_device_name()
+            elif pt_xpu_available:
+                return torch.xpu.get_device_name()
+        """, []),
+    ("a device chosen in the CUDA arm, the chain's else and a CUDA-only chain are still reported", "src/memory.py", """
+        import torch
+        from transformers.utils import is_torch_npu_available
+        def pick():
+            if torch.cuda.is_available():
+                device = torch.device("cuda")
+            elif torch.backends.mps.is_available():
+                device = torch.device("mps")
+            else:
+                device = torch.device("cpu")
+            return device
+        def seed(s):
+            if is_torch_npu_available():
+                torch.npu.manual_seed_all(s)
+            else:
+                torch.cuda.manual_seed_all(s)
+        def sync(cpu_only):
+            if cpu_only:
+                pass
+            elif torch.cuda.is_available():
+                torch.cuda.synchronize()
+        """, ["NRN102", "NRN201", "NRN202", "NRN207"]),
 ]
 
 

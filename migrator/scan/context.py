@@ -9,6 +9,7 @@ import libcst as cst
 
 from migrator.core.catalogue import RuleSpec
 from migrator.scan.candidate import Candidate
+from migrator.scan.dispatch import cuda_arms
 from migrator.scan.host_tests import host_test_functions
 from migrator.scan.index import RuleIndex
 from migrator.scan.matchers.strings import MIXED_NCCL
@@ -143,6 +144,9 @@ class Context(cst.CSTVisitor):
         self.type_branches: set[int] = set()  # under `if is_complex:`: code that handles the caller's complex tensors
         self.scaffold: dict[int, str] = {}  # test scaffolding (`@skipif(not torch.cuda.is_available())`) -> why
         self.skipped: set[int] = set()  # runs on no Neuron host (a ROCm-only branch), or only saves and restores a setting
+        self.vendor_arms: set[int] = set()  # the CUDA arm of a per-vendor dispatch (scan/dispatch.py): only device choices count
+        self.vendor_tests: set[int] = set()  # the test of such an arm: not a finding
+        self._chained: set[int] = set()  # `elif` nodes of a chain already read from its first `if`
 
     # -- helpers ---------------------------------------------------------------------------
     def resolve(self, node: cst.BaseExpression) -> str | None:
@@ -164,7 +168,7 @@ class Context(cst.CSTVisitor):
             # only where a GPU is, so False on a Neuron host, which is right; the guard is the
             # finding. (A capability query there still picks a path: `... and is_bf16_supported()`.)
             return
-        if id(node) in self.skipped:
+        if id(node) in self.skipped or id(node) in self.vendor_tests or (id(node) in self.vendor_arms and rule.category != "device"):
             return
         if id(node) in self.old_torch:
             context = {**context, "old_torch": self.old_torch[id(node)]}
@@ -524,6 +528,12 @@ class Context(cst.CSTVisitor):
 
     def visit_If(self, node: cst.If) -> None:
         self._gpu_build_branch(node)
+        if id(node) not in self._chained:
+            chain, arms = cuda_arms(node)
+            self._chained.update(id(branch) for branch in chain[1:])
+            for arm in arms:
+                self.vendor_tests.update(_subtree_ids(arm.test))
+                self.vendor_arms.update(_subtree_ids(arm.body))
         self._old_torch_branch(node)
         if self.index.reference_context:
             self._type_branch(node.test, node.body)

@@ -27,3 +27,5 @@ TRACKED_DEVICE_KEYWORDS = frozenset(_WORDS["tracked_device_keywords"])
 BACKEND_CALLS = frozenset(_WORDS["backend_calls"])
 # Top-level packages of PyTorch's own wheel: their files are the framework, not code to migrate (NRN002).
 FRAMEWORK_PACKAGES = frozenset(_WORDS["framework_packages"])
+# Accelerators other than CUDA GPUs, by device type: a branch chain testing one besides CUDA dispatches per vendor.
+OTHER_ACCELERATORS = frozenset(_WORDS["other_accelerators"])
