@@ -201,6 +201,15 @@ CASES = [
             elif torch.cuda.is_available():
                 torch.cuda.synchronize()
         """, ["NRN102", "NRN201", "NRN202", "NRN207"]),
+    ("the CUDA entry of a table keyed by device type (diffusers' testing_utils)", "src/backends.py", """
+        import torch
+        BACKEND_EMPTY_CACHE = {"cuda": torch.cuda.empty_cache, "xpu": torch.xpu.empty_cache, "cpu": None, "default": None}
+        BACKEND_MANUAL_SEED = {"cuda": torch.cuda.manual_seed, "mps": torch.mps.manual_seed, "cpu": torch.manual_seed}
+        """, []),
+    ("a table of CUDA and the CPU only is still read", "src/backends.py", """
+        import torch
+        BACKEND_SYNCHRONIZE = {"cuda": torch.cuda.synchronize, "cpu": None, "default": None}
+        """, ["NRN209"]),
 ]
 
 

@@ -9,7 +9,7 @@ import libcst as cst
 
 from migrator.core.catalogue import RuleSpec
 from migrator.scan.candidate import Candidate
-from migrator.scan.dispatch import cuda_arms
+from migrator.scan.dispatch import cuda_arms, cuda_entries
 from migrator.scan.host_tests import host_test_functions
 from migrator.scan.index import RuleIndex
 from migrator.scan.matchers.strings import MIXED_NCCL
@@ -387,6 +387,10 @@ class Context(cst.CSTVisitor):
             self._set_ctx(node.value, "device")
         elif self.functions and "backend" in self.functions[-1].lower():
             self._set_ctx(node.value, "backend")  # `def resolve_backend(args): return "nccl" if ... else "gloo"`
+
+    def visit_Dict(self, node: cst.Dict) -> None:
+        for value in cuda_entries(node):  # {"cuda": torch.cuda.empty_cache, "xpu": torch.xpu.empty_cache}
+            self.vendor_arms.update(_subtree_ids(value))
 
     def visit_DictElement(self, node: cst.DictElement) -> None:
         self.env_ctx.add(id(node.key))  # {"CUDA_VISIBLE_DEVICES": "0"} as an environment for a process

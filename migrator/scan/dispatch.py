@@ -16,6 +16,12 @@ Only arms whose test holds on CUDA alone count: `torch.cuda.is_available()`,
 `is_torch_cuda_available()`, a flag named like `pt_cuda_available`/`is_cuda`,
 `x.device.type == "cuda"`, or an `and` holding one of them. The `else` of a chain is not a CUDA
 arm: a Neuron host runs it. Tests are read as written; nothing is imported or evaluated.
+
+A table keyed by device type is the same dispatch written as data (diffusers' testing_utils):
+
+    BACKEND_EMPTY_CACHE = {"cuda": torch.cuda.empty_cache, "xpu": torch.xpu.empty_cache, "cpu": None}
+
+Its `"cuda"` entry is the CUDA arm when another accelerator has an entry too.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ import libcst as cst
 from migrator.scan.resolve import dotted_name
 from migrator.scan.words import OTHER_ACCELERATORS
 
-__all__ = ["cuda_arms", "vendor_tested"]
+__all__ = ["cuda_arms", "cuda_entries", "vendor_tested"]
 
 _PRESENCE = re.compile(r"^is_(?:torch_)?([a-z]+)_available$")
 # Words of a flag's name that make it a presence test (`pt_cuda_available`, `HAS_XPU`, `x.is_cuda`).
@@ -80,3 +86,20 @@ def cuda_arms(node: cst.If) -> tuple[list[cst.If], list[cst.If]]:
     if "cuda" not in vendors or not OTHER_ACCELERATORS.intersection(vendors):
         return chain, []
     return chain, [branch for branch, vendor in zip(chain, vendors) if vendor == "cuda"]
+
+
+def cuda_entries(node: cst.Dict) -> list[cst.BaseExpression]:
+    """The values of the `"cuda"` keys of a dict literal keyed by device type (every key a string
+    naming CUDA, the CPU, `default` or another accelerator) that has another accelerator's key
+    too; else an empty list."""
+    keys: list[str] = []
+    for element in node.elements:
+        if not isinstance(element, cst.DictElement) or not isinstance(element.key, cst.SimpleString):
+            return []
+        value = element.key.evaluated_value
+        if not isinstance(value, str) or value not in _VENDORS | {"cpu", "default"}:
+            return []
+        keys.append(value)
+    if "cuda" not in keys or not OTHER_ACCELERATORS.intersection(keys):
+        return []
+    return [e.value for e, key in zip(node.elements, keys) if key == "cuda"]  # type: ignore[union-attr]
