@@ -178,6 +178,16 @@ CASES = [
                 return torch.cuda.get_device_name()
             elif pt_xpu_available:
                 return torch.xpu.get_device_name()
+        def set_device(device):
+            if device.startswith("cuda:"):
+                torch.cuda.set_device(device)
+            elif device.startswith("npu:"):
+                torch.npu.set_device(device)
+        def sync(device):
+            if "cuda" in str(device):
+                torch.cuda.synchronize()
+            elif "mps" in str(device):
+                torch.mps.synchronize()
         """, []),
     ("a device chosen in the CUDA arm, the chain's else and a CUDA-only chain are still reported", "src/memory.py", """
         import torch

@@ -14,7 +14,8 @@ has no Neuron arm, a Neuron host falls through to the `else`, often the CPU.
 
 Only arms whose test holds on CUDA alone count: `torch.cuda.is_available()`,
 `is_torch_cuda_available()`, a flag named like `pt_cuda_available`/`is_cuda`,
-`x.device.type == "cuda"`, or an `and` holding one of them. The `else` of a chain is not a CUDA
+`x.device.type == "cuda"`, `device.startswith("cuda:")`, `"cuda" in device`, or an `and` holding
+one of them. The `else` of a chain is not a CUDA
 arm: a Neuron host runs it. Tests are read as written; nothing is imported or evaluated.
 
 A table keyed by device type is the same dispatch written as data (diffusers' testing_utils):
@@ -54,6 +55,8 @@ def vendor_tested(test: cst.BaseExpression) -> str | None:
         parts = name.split(".")
         if parts[-1] == "is_available" and len(parts) >= 2 and parts[-2] in _VENDORS:
             return parts[-2]  # torch.xpu.is_available(), torch.backends.mps.is_available()
+        if parts[-1] == "startswith" and len(test.args) == 1:  # device.startswith("cuda:")
+            return _vendor_string(test.args[0].value)
         found = _PRESENCE.match(parts[-1])
         return found.group(1) if found and found.group(1) in _VENDORS else None
     if isinstance(test, (cst.Name, cst.Attribute)):
@@ -64,13 +67,24 @@ def vendor_tested(test: cst.BaseExpression) -> str | None:
         if len(vendors) == 1 and _FLAG_WORDS.intersection(words) and set(words) <= _FLAG_WORDS | _FILLER | {vendors[0]}:
             return vendors[0]
         return None
-    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.comparisons[0].operator, cst.Equal):
-        for side in (test.left, test.comparisons[0].comparator):
-            if isinstance(side, cst.SimpleString):
-                value = side.evaluated_value
-                if isinstance(value, str) and value.split(":", 1)[0] in _VENDORS:
-                    return value.split(":", 1)[0]
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        operator = test.comparisons[0].operator
+        if isinstance(operator, cst.Equal):  # device.type == "cuda", "cuda:0" == device
+            return _vendor_string(test.left) or _vendor_string(test.comparisons[0].comparator)
+        if isinstance(operator, cst.In):  # "cuda" in str(device)
+            return _vendor_string(test.left)
     return None
+
+
+def _vendor_string(node: cst.BaseExpression) -> str | None:
+    """The device type a string literal names (`"cuda"`, `"xpu:0"`), else None."""
+    if not isinstance(node, cst.SimpleString):
+        return None
+    value = node.evaluated_value
+    if not isinstance(value, str):
+        return None
+    kind = value.split(":", 1)[0]
+    return kind if kind in _VENDORS else None
 
 
 def cuda_arms(node: cst.If) -> tuple[list[cst.If], list[cst.If]]:
