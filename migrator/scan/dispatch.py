@@ -78,9 +78,7 @@ def vendor_tested(test: cst.BaseExpression) -> str | None:
 
 def _vendor_string(node: cst.BaseExpression) -> str | None:
     """The device type a string literal names (`"cuda"`, `"xpu:0"`), else None."""
-    if not isinstance(node, cst.SimpleString):
-        return None
-    value = node.evaluated_value
+    value = _literal(node)
     if not isinstance(value, str):
         return None
     kind = value.split(":", 1)[0]
@@ -108,12 +106,20 @@ def cuda_entries(node: cst.Dict) -> list[cst.BaseExpression]:
     too; else an empty list."""
     keys: list[str] = []
     for element in node.elements:
-        if not isinstance(element, cst.DictElement) or not isinstance(element.key, cst.SimpleString):
-            return []
-        value = element.key.evaluated_value
+        value = _literal(element.key) if isinstance(element, cst.DictElement) else None
         if not isinstance(value, str) or value not in _VENDORS | {"cpu", "default"}:
             return []
         keys.append(value)
     if "cuda" not in keys or not OTHER_ACCELERATORS.intersection(keys):
         return []
     return [e.value for e, key in zip(node.elements, keys) if key == "cuda"]  # type: ignore[union-attr]
+
+
+def _literal(node: cst.BaseExpression) -> str | bytes | None:
+    """The value of a plain string literal, else None (an odd literal is no device type)."""
+    if not isinstance(node, cst.SimpleString):
+        return None
+    try:
+        return node.evaluated_value
+    except Exception:  # noqa: BLE001 - hostile input: whatever the literal holds, it names no device
+        return None
