@@ -189,7 +189,7 @@ CASES = [
             elif "mps" in str(device):
                 torch.mps.synchronize()
         """, []),
-    ("a device chosen in the CUDA arm, the chain's else and a CUDA-only chain are still reported", "src/memory.py", """
+    ("a CUDA arm that chooses a device, the chain's else and a CUDA-only chain are still reported", "src/memory.py", """
         import torch
         from transformers.utils import is_torch_npu_available
         def pick():
@@ -316,3 +316,22 @@ def test_a_fallback_for_an_older_pytorch_is_reported_on_the_xla_target():
     code = "import torch\nstream = torch.Stream() if is_torch_greater_or_equal('2.7') else torch.cuda.Stream()\n"
     assert [f.rule_id for f in scan_source(code, "src/cache.py", options=ScanOptions(target="xla"))] == ["NRN208"]
     assert [f.rule_id for f in scan_source(code, "src/cache.py", options=ScanOptions(target="neuron"))] == []
+
+
+def test_a_cuda_arm_that_chooses_a_device_is_read_whole():
+    # The device choice is migrated with its guard and calls (the guard opened to every
+    # accelerator), so the arm of a per-vendor chain that chooses a device stays reported whole.
+    code = textwrap.dedent("""
+        import torch
+        if torch.cuda.is_available():
+            device = torch.device("cuda")
+            torch.cuda.synchronize()
+        elif torch.backends.mps.is_available():
+            device = torch.device("mps")
+        if torch.cuda.is_available():
+            torch.cuda.synchronize()
+        elif torch.backends.mps.is_available():
+            torch.mps.synchronize()
+        """).lstrip()
+    got = {(f.rule_id, f.span.line) for f in scan_source(code, "src/pick.py", options=ScanOptions(target="neuron"))}
+    assert got == {("NRN201", 2), ("NRN102", 3), ("NRN202", 4)}

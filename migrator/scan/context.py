@@ -144,8 +144,10 @@ class Context(cst.CSTVisitor):
         self.type_branches: set[int] = set()  # under `if is_complex:`: code that handles the caller's complex tensors
         self.scaffold: dict[int, str] = {}  # test scaffolding (`@skipif(not torch.cuda.is_available())`) -> why
         self.skipped: set[int] = set()  # runs on no Neuron host (a ROCm-only branch), or only saves and restores a setting
-        self.vendor_arms: set[int] = set()  # the CUDA arm of a per-vendor dispatch (scan/dispatch.py): only device choices count
-        self.vendor_tests: set[int] = set()  # the test of such an arm: not a finding
+        # The CUDA arm of a per-vendor dispatch (scan/dispatch.py): node -> (the arm, in its test).
+        # An arm that chooses a device is read like any code; the others are not findings (settle_vendor_arms).
+        self.vendor_arms: dict[int, tuple[int, bool]] = {}
+        self.device_arms: set[int] = set()  # arms whose body chooses a device
         self._chained: set[int] = set()  # `elif` nodes of a chain already read from its first `if`
 
     # -- helpers ---------------------------------------------------------------------------
@@ -168,8 +170,14 @@ class Context(cst.CSTVisitor):
             # only where a GPU is, so False on a Neuron host, which is right; the guard is the
             # finding. (A capability query there still picks a path: `... and is_bf16_supported()`.)
             return
-        if id(node) in self.skipped or id(node) in self.vendor_tests or (id(node) in self.vendor_arms and rule.category != "device"):
+        if id(node) in self.skipped:
             return
+        arm = self.vendor_arms.get(id(node))
+        if arm is not None:
+            if rule.category == "device" and not arm[1]:
+                self.device_arms.add(arm[0])  # `device = torch.device("cuda")`: the arm is a device choice
+            else:
+                context = {**context, "vendor_arm": arm[0]}
         if id(node) in self.old_torch:
             context = {**context, "old_torch": self.old_torch[id(node)]}
         where = self.index.not_in.get(rule.id)
@@ -187,6 +195,13 @@ class Context(cst.CSTVisitor):
             values = {**values, "status": entry["status"], "sdk": entry["sdk"], "source": entry["source"],
                       "mode": f' mode "{values["value"]}"' if values.get("value") not in (None, values.get("name")) else ""}
         self.candidates.append(Candidate(rule, node, {k: str(v) for k, v in values.items()}, context))
+
+    def settle_vendor_arms(self) -> None:
+        """After the walk: drop the candidates of a per-vendor dispatch's CUDA arm that chooses no
+        device. One that does is a device choice the fixer migrates with its guard and calls
+        (`if torch.cuda.is_available(): device = "cuda"` before `elif mps`), so all of it stays."""
+        self.candidates = [c for c in self.candidates if c.context.get("vendor_arm", -1) == -1
+                           or c.context["vendor_arm"] in self.device_arms]
 
     def _not_in(self, where: tuple[Any, Any, Any]) -> bool:
         """Inside code the rule's `not_in` names: a file, class or function by its name."""
@@ -390,7 +405,7 @@ class Context(cst.CSTVisitor):
 
     def visit_Dict(self, node: cst.Dict) -> None:
         for value in cuda_entries(node):  # {"cuda": torch.cuda.empty_cache, "xpu": torch.xpu.empty_cache}
-            self.vendor_arms.update(_subtree_ids(value))
+            self.vendor_arms.update(dict.fromkeys(_subtree_ids(value), (id(value), False)))
 
     def visit_DictElement(self, node: cst.DictElement) -> None:
         self.env_ctx.add(id(node.key))  # {"CUDA_VISIBLE_DEVICES": "0"} as an environment for a process
@@ -536,8 +551,8 @@ class Context(cst.CSTVisitor):
             chain, arms = cuda_arms(node)
             self._chained.update(id(branch) for branch in chain[1:])
             for arm in arms:
-                self.vendor_tests.update(_subtree_ids(arm.test))
-                self.vendor_arms.update(_subtree_ids(arm.body))
+                self.vendor_arms.update(dict.fromkeys(_subtree_ids(arm.test), (id(arm), True)))
+                self.vendor_arms.update(dict.fromkeys(_subtree_ids(arm.body), (id(arm), False)))
         self._old_torch_branch(node)
         if self.index.reference_context:
             self._type_branch(node.test, node.body)

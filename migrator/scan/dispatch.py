@@ -9,8 +9,10 @@ A chain of `if`/`elif` tests that names CUDA and another accelerator (rules/voca
 `other_accelerators`: XPU, MPS, NPU, ...) already dispatches per device: its CUDA arm runs on CUDA
 GPUs only and is right there, and what a Neuron host needs is an arm of its own, not a change
 to the CUDA one. So the CUDA-only queries and calls of that arm (its test included) are not
-blockers. A device chosen in it (`torch.device(f"cuda:{i}")`) is still reported: where the chain
-has no Neuron arm, a Neuron host falls through to the `else`, often the CPU.
+blockers. An arm that chooses a device (`device = torch.device("cuda")`) is read whole, as any
+code: without a Neuron arm a Neuron host falls through to the `else`, often the CPU, and the fix
+opens its guard to every accelerator together with the device and the calls
+(`Context.settle_vendor_arms`).
 
 Only arms whose test holds on CUDA alone count: `torch.cuda.is_available()`,
 `is_torch_cuda_available()`, a flag named like `pt_cuda_available`/`is_cuda`,

@@ -68,6 +68,7 @@ def scan_python(
         first = len(collector.candidates)
         walk(statement, collector)
         owners.update((id(c.node), number) for c in collector.candidates[first:])
+    collector.settle_vendor_arms()
     if not collector.candidates:
         return []
     if collector.cuda_tests:
