@@ -172,12 +172,6 @@ class Context(cst.CSTVisitor):
             return
         if id(node) in self.skipped:
             return
-        arm = self.vendor_arms.get(id(node))
-        if arm is not None:
-            if rule.category == "device" and not arm[1]:
-                self.device_arms.add(arm[0])  # `device = torch.device("cuda")`: the arm is a device choice
-            else:
-                context = {**context, "vendor_arm": arm[0]}
         if id(node) in self.old_torch:
             context = {**context, "old_torch": self.old_torch[id(node)]}
         where = self.index.not_in.get(rule.id)
@@ -194,14 +188,20 @@ class Context(cst.CSTVisitor):
             # An operators.yaml entry: its status, SDK and source go into the message.
             values = {**values, "status": entry["status"], "sdk": entry["sdk"], "source": entry["source"],
                       "mode": f' mode "{values["value"]}"' if values.get("value") not in (None, values.get("name")) else ""}
+        arm = self.vendor_arms.get(id(node))
+        if arm is not None:
+            if rule.category == "device" and not arm[1]:
+                self.device_arms.add(arm[0])  # `device = torch.device("cuda")`: the arm is a device choice
+            else:
+                context = {**context, "vendor_arm": arm[0]}
         self.candidates.append(Candidate(rule, node, {k: str(v) for k, v in values.items()}, context))
 
     def settle_vendor_arms(self) -> None:
         """After the walk: drop the candidates of a per-vendor dispatch's CUDA arm that chooses no
         device. One that does is a device choice the fixer migrates with its guard and calls
         (`if torch.cuda.is_available(): device = "cuda"` before `elif mps`), so all of it stays."""
-        self.candidates = [c for c in self.candidates if c.context.get("vendor_arm", -1) == -1
-                           or c.context["vendor_arm"] in self.device_arms]
+        self.candidates = [c for c in self.candidates
+                           if c.context.get("vendor_arm") is None or c.context["vendor_arm"] in self.device_arms]
 
     def _not_in(self, where: tuple[Any, Any, Any]) -> bool:
         """Inside code the rule's `not_in` names: a file, class or function by its name."""

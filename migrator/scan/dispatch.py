@@ -17,8 +17,8 @@ opens its guard to every accelerator together with the device and the calls
 Only arms whose test holds on CUDA alone count: `torch.cuda.is_available()`,
 `is_torch_cuda_available()`, a flag named like `pt_cuda_available`/`is_cuda`,
 `x.device.type == "cuda"`, `device.startswith("cuda:")`, `"cuda" in device`, or an `and` holding
-one of them. The `else` of a chain is not a CUDA
-arm: a Neuron host runs it. Tests are read as written; nothing is imported or evaluated.
+one of them. The `else` of a chain is not a CUDA arm: a Neuron host runs it. Tests are read as
+written; nothing is imported or evaluated.
 
 A table keyed by device type is the same dispatch written as data (diffusers' testing_utils):
 
