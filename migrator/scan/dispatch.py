@@ -34,6 +34,7 @@ import re
 import libcst as cst
 
 from migrator.scan.resolve import dotted_name
+from migrator.scan.values import string_value
 from migrator.scan.words import OTHER_ACCELERATORS
 
 __all__ = ["cuda_arms", "cuda_entries", "vendor_tested"]
@@ -80,8 +81,8 @@ def vendor_tested(test: cst.BaseExpression) -> str | None:
 
 def _vendor_string(node: cst.BaseExpression) -> str | None:
     """The device type a string literal names (`"cuda"`, `"xpu:0"`), else None."""
-    value = _literal(node)
-    if not isinstance(value, str):
+    value = string_value(node)
+    if value is None:
         return None
     kind = value.split(":", 1)[0]
     return kind if kind in _VENDORS else None
@@ -108,20 +109,11 @@ def cuda_entries(node: cst.Dict) -> list[cst.BaseExpression]:
     too; else an empty list."""
     keys: list[str] = []
     for element in node.elements:
-        value = _literal(element.key) if isinstance(element, cst.DictElement) else None
-        if not isinstance(value, str) or value not in _VENDORS | {"cpu", "default"}:
+        value = string_value(element.key) if isinstance(element, cst.DictElement) else None
+        if value is None or value not in _VENDORS | {"cpu", "default"}:
             return []
         keys.append(value)
     if "cuda" not in keys or not OTHER_ACCELERATORS.intersection(keys):
         return []
     return [e.value for e, key in zip(node.elements, keys) if key == "cuda"]  # type: ignore[union-attr]
 
-
-def _literal(node: cst.BaseExpression) -> str | bytes | None:
-    """The value of a plain string literal, else None (an odd literal is no device type)."""
-    if not isinstance(node, cst.SimpleString):
-        return None
-    try:
-        return node.evaluated_value
-    except Exception:  # noqa: BLE001 - hostile input: whatever the literal holds, it names no device
-        return None
