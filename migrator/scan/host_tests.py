@@ -9,7 +9,7 @@ module may be a pruned copy without the statements that move a tensor).
 A test counts as CPU-only when all of these hold, else it is left to the usual checks:
 - its name starts with `test` (a helper may be handed device tensors by its callers);
 - its parameters are `self`/`cls` or named by its own `parametrize` marks (a fixture may hand
-  it a model on a device);
+  it a model on a device); `**x` passes no device only where `x` is one of those, not rebound;
 - nothing in it or its decorators names a device: no `.to(x)` or `device=x` whose `x` is not
   "cpu"/"meta" or a dtype, no `.cuda()`/`torch.cuda`/`torch.accelerator`, no name such as
   `device` or `torch_device`, no string naming an accelerator;
@@ -52,8 +52,9 @@ def host_test_functions(text: str) -> set[str]:
                 visit(stmt.body, f"{prefix}{stmt.name}.", host)
             elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 name = f"{prefix}{stmt.name}"
-                host = (class_host and stmt.name.startswith("test") and _parameters_parametrized(stmt)
-                        and not _names_device(stmt))
+                given = _parameters_parametrized(stmt)
+                host = (class_host and stmt.name.startswith("test") and given is not None
+                        and not _names_device(stmt, _spread_safely(stmt, given)))
                 found[name] = found.get(name, True) and host  # a name defined twice counts if both are
             elif isinstance(stmt, (ast.If, ast.Try, ast.With)):
                 for block in ("body", "orelse", "finalbody"):
@@ -65,10 +66,12 @@ def host_test_functions(text: str) -> set[str]:
     return {name for name, host in found.items() if host}
 
 
-def _parameters_parametrized(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+def _parameters_parametrized(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str] | None:
+    """The names the function's own `parametrize` marks give it, or None when another parameter
+    (a fixture, `*args`) may hand it something."""
     args = function.args
     if args.vararg or args.kwarg:
-        return False
+        return None
     names = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
     given: set[str] = set()
     for decorator in function.decorator_list:
@@ -78,10 +81,17 @@ def _parameters_parametrized(function: ast.FunctionDef | ast.AsyncFunctionDef) -
                 given.update(n.strip() for n in first.value.split(","))
             elif isinstance(first, (ast.List, ast.Tuple)):
                 given.update(e.value for e in first.elts if isinstance(e, ast.Constant) and isinstance(e.value, str))
-    return all(n in ("self", "cls") or n in given for n in names)
+    return given if all(n in ("self", "cls") or n in given for n in names) else None
 
 
-def _names_device(node: ast.AST) -> bool:
+def _spread_safely(function: ast.FunctionDef | ast.AsyncFunctionDef, given: set[str]) -> frozenset[str]:
+    """The parametrize arguments never rebound in the function: `**kwargs` of one of them holds
+    only the decorator's values, which `_names_device` reads with the rest of the function."""
+    stored = {n.id for n in ast.walk(function) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    return frozenset(given - stored)
+
+
+def _names_device(node: ast.AST, spread: frozenset[str] = frozenset()) -> bool:
     for child in ast.walk(node):
         if isinstance(child, ast.Name) and child.id in _DEVICE_NAMES:
             return True
@@ -91,7 +101,10 @@ def _names_device(node: ast.AST) -> bool:
             return True
         if isinstance(child, ast.Constant) and isinstance(child.value, str) and _ACCELERATOR_TEXT.search(child.value):
             return True
-        if isinstance(child, ast.keyword) and (child.arg is None or (child.arg == "device" and not _host(child.value))):
+        if isinstance(child, ast.keyword) and child.arg is None:
+            if not (isinstance(child.value, ast.Name) and child.value.id in spread):
+                return True  # `**options`: any device
+        elif isinstance(child, ast.keyword) and child.arg == "device" and not _host(child.value):
             return True
         if isinstance(child, ast.Starred):
             return True  # `x.to(*args)`: any device
