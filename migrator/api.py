@@ -199,6 +199,7 @@ def _with_edits(raw: bytes, path: str, kind: str, options: ScanOptions, findings
     plain = replace(options, fix_edits=False)
     edits_only = replace(options, fix_edits=True)  # `fix` is read only for its edits (python.fix)
     prepared = source.prepare_edits(raw, path, plain, _index(plain), findings) if pruned and source.prepare_edits else None
+    held: set[tuple[Safety, str, int]] = set()
     for safety in (s for s in (Safety.SAFE, Safety.UNSAFE) if s in wanted):
         unsafe = safety is Safety.UNSAFE
         outcome = prepared if prepared is None or isinstance(prepared, str) else prepared.fix(unsafe)
@@ -206,9 +207,17 @@ def _with_edits(raw: bytes, path: str, kind: str, options: ScanOptions, findings
             if outcome is not None and fallbacks is not None:
                 fallbacks.append(outcome)  # why the pruned fix is not the whole file's here
             outcome = _fix(raw, path, kind, edits_only, unsafe, None, False, scan_first=False)
-        if not outcome.failed and outcome.changed:
+        if outcome.failed:
+            continue
+        applied = {(f.rule_id, f.span.line) for f in outcome.applied}
+        held |= {(safety, f.rule_id, f.span.line) for f in findings
+                 if f.fixable and f.cell is None and f.fix.safety is safety and (f.rule_id, f.span.line) not in applied}
+        if outcome.changed:
             findings = attach_edits(before, outcome.source, findings, outcome.applied, safety)
-    return findings
+    # What `fix` holds back (a guard over CUDA code it cannot rewrite, a coupled partner) is
+    # not fixable: a fixable finding is one `fix` rewrites (findings.v1.schema.json).
+    return [replace(f, fix=replace(f.fix, available=False)) if f.fixable and (f.fix.safety, f.rule_id, f.span.line) in held
+            else f for f in findings]
 
 
 def _per_file_filter(options: ScanOptions) -> Callable[[Finding], bool]:

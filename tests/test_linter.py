@@ -238,6 +238,34 @@ def test_json_carries_each_fix_as_edits_that_fix_that_finding_alone(cli, tmp_pat
         assert len(left) == len(others), (f, left)
 
 
+HELD = """import torch
+
+
+class Tracker:
+    def __init__(self):
+        self.torch = torch
+
+    def start(self):
+        if torch.cuda.is_available():
+            self.torch.cuda.reset_peak_memory_stats()
+            torch.cuda.empty_cache()
+        torch.cuda.synchronize()
+"""
+
+
+def test_json_and_sarif_call_fixable_only_what_fix_rewrites(cli, tmp_path):
+    # `fix` holds the guard (it guards CUDA code the scan cannot follow) and what it guards.
+    write(tmp_path / "a.py", HELD)
+    diff = cli("fix", "a.py", "--diff", cwd=tmp_path).stdout
+    assert "+            torch.accelerator.synchronize()" in diff and "-        if torch.cuda.is_available():" not in diff
+    found = {f["line"]: f for f in json.loads(cli("scan", "a.py", "--format", "json", "--exit-zero", cwd=tmp_path).stdout)}
+    assert [found[n]["fixable"] for n in (9, 11, 12)] == [False, False, True]
+    assert found[9]["fix"] is None and found[12]["fix"]["edits"]
+    sarif = json.loads(cli("scan", "a.py", "--format", "sarif", "--exit-zero", cwd=tmp_path).stdout)
+    results = {r["locations"][0]["physicalLocation"]["region"]["startLine"]: r for r in sarif["runs"][0]["results"]}
+    assert [results[n]["properties"]["fixable"] for n in (9, 11, 12)] == [False, False, True]
+
+
 def test_sarif_fixes_come_from_the_findings_not_from_the_files(tmp_path):
     from migrator.api import ScanOptions, scan_source
     from migrator.report import render_sarif

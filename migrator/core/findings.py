@@ -97,12 +97,15 @@ class Fix:
         title: what the fix changes, imperative (`Use torch.accelerator.synchronize`).
         safety: the applicability: `safe` fixes are applied by `fix`; `unsafe` ones only with
             `--unsafe-fixes`.
-        available: False when the rule has a fix for other targets but not the chosen one.
+        available: False when the rule has a fix for other targets but not the chosen one,
+            when `fix` leaves the file whole (a blocker), and, where edits were asked for,
+            when `fix` holds this instance back (a guard over CUDA code it cannot rewrite, a
+            coupled partner: scan/coupling.py).
         edits: the text changes that apply this fix, with the imports or `DEVICE` constant it
             needs, in file order; empty unless the scan was asked for them
-            (`ScanOptions.fix_edits`, which `--format json` and `sarif` set) or `fix` could
-            not rewrite this instance. Applying one finding's edits gives what `fix` writes
-            for it; an import edit is repeated on every fix that needs it.
+            (`ScanOptions.fix_edits`, which `--format json` and `sarif` set), or where the
+            rewrite changes no line the finding spans. Applying one finding's edits gives
+            what `fix` writes for it; an import edit is repeated on every fix that needs it.
     """
 
     title: str
