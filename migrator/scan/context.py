@@ -80,6 +80,9 @@ def _targets(target: cst.BaseExpression) -> set[int]:
     return {id(target)}
 
 
+# Names of a dict that holds an environment for a child process (`env`, `child_env`, `run_environ`).
+_ENV_DICT = re.compile(r"^(?:\w+_)?env(?:iron(?:ment)?)?$", re.IGNORECASE)
+
 class Context(cst.CSTVisitor):
     """The one pass over a module: scopes, imports, loops and the contexts that make a value a
     device, a dtype, a backend or an environment key; at each node it hands over to the
@@ -837,7 +840,9 @@ class Context(cst.CSTVisitor):
         if self.index.mask_indexes:
             mask_index.match(self, node)
         name = dotted_name(node.value)
-        if name is not None and name.endswith("environ") and len(node.slice) == 1:
+        # os.environ["X"], or `env["X"] = ...` on a dict named as an environment (a child's).
+        if name is not None and len(node.slice) == 1 and (
+                name.endswith("environ") or (id(node) in self.store_targets and _ENV_DICT.match(name.rsplit(".", 1)[-1]))):
             element = node.slice[0].slice
             if isinstance(element, cst.Index):
                 self.env_ctx.add(id(element.value))
