@@ -83,6 +83,28 @@ def _targets(target: cst.BaseExpression) -> set[int]:
 # Names of a dict that holds an environment for a child process (`env`, `child_env`, `run_environ`).
 _ENV_DICT = re.compile(r"^(?:\w+_)?env(?:iron(?:ment)?)?$", re.IGNORECASE)
 
+
+def _on_host(value: cst.BaseExpression) -> bool:
+    """Whether `value` is `<x>.cpu()` (then `.detach()`, `.clone()` or `.contiguous()`): a host copy."""
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and not value.args:
+        if value.func.attr.value == "cpu":
+            return True
+        if value.func.attr.value not in ("detach", "clone", "contiguous"):
+            return False
+        value = value.func.value
+    return False
+
+
+def _dtype_only(args: Sequence[cst.Arg]) -> bool:
+    """Whether `.to(...)` is given a dtype and no device: `torch.float64` or `dtype=` (and flags)."""
+    for arg in args:
+        if arg.keyword is None:
+            if arg.star or not (dotted_name(arg.value) or "").startswith("torch."):
+                return False
+        elif arg.keyword.value not in ("dtype", "non_blocking", "copy", "memory_format"):
+            return False
+    return True
+
 class Context(cst.CSTVisitor):
     """The one pass over a module: scopes, imports, loops and the contexts that make a value a
     device, a dtype, a backend or an environment key; at each node it hands over to the
@@ -811,6 +833,11 @@ class Context(cst.CSTVisitor):
                 self.host_casts.add(id(inner))
                 self.host_casts.update(id(a.value) for a in inner.args)
                 inner = inner.func.value if isinstance(inner.func, cst.Attribute) else inner.func
+        if (isinstance(node.func, cst.Attribute) and node.func.attr.value in ("double", "to", "type")
+                and _on_host(node.func.value) and (node.func.attr.value != "to" or _dtype_only(node.args))):
+            # `x.detach().cpu().double()`: copied to the host first, so the cast is host work.
+            self.host_casts.add(id(node))
+            self.host_casts.update(id(a.value) for a in node.args)
         if isinstance(node.func, cst.Attribute) and node.func.attr.value in _HOST_METHODS and isinstance(node.func.value, cst.Call):
             # `x.double().cpu().numpy()`: the float64 result goes to the host at once.
             inner = node.func.value
