@@ -132,12 +132,17 @@ def _env() -> dict:
 # the same rewritten program when two checks run side by side on 2 cores, with this tool and with
 # the one before this change alike (the rewrite is byte-identical). Such a run is made again from
 # a fresh copy of its folder (a program may have left a snapshot to resume from), at most twice
-# more; any other failure counts at once.
+# more; any other failure counts at once. A torchrun rank killed by a signal (torchrun's report
+# says `exitcode  : -6`) is made again too: a Python error in the program exits 1, and a crash the
+# rewrite causes comes back in all three runs (CI once saw one such run among 1315 tests, with no
+# output kept to tell which signal).
 TEARDOWN_ABORT = "terminate called without an active exception"
+RANK_SIGNALLED = re.compile(r"^\s*exitcode\s*:\s*-\d+", re.MULTILINE)
 
 
 def _teardown_crash(result: "Run") -> bool:
-    return not result.ok and (TEARDOWN_ABORT in result.tail or result.result is not None)
+    return not result.ok and (TEARDOWN_ABORT in result.tail or result.result is not None
+                              or RANK_SIGNALLED.search(result.tail) is not None)
 
 
 def run(meta: dict, folder: Path, args: list, launcher: str) -> Run:
@@ -167,7 +172,7 @@ def _run_once(meta: dict, folder: Path, args: list, launcher: str) -> Run:
                 result = json.JSONDecoder().raw_decode(line[len("RESULT "):])[0]
             except json.JSONDecodeError:
                 continue
-    return Run(proc.returncode == 0 and result is not None, result, proc.stdout[-2000:] + proc.stderr[-3000:])
+    return Run(proc.returncode == 0 and result is not None, result, proc.stdout[-2000:] + proc.stderr[-6000:])
 
 
 def probe(meta: dict, folder: Path) -> dict:

@@ -15,7 +15,9 @@ from program_check import check, programs
 @pytest.mark.parametrize("program", programs(), ids=lambda p: p.name)
 def test_program_survives_fix(program, tmp_path):
     report = check(program, tmp_path)
-    # The rewritten run's own output too: a rare failure under a loaded full run (a torchrun child
-    # that exits without RESULT) is otherwise known only by its first line.
-    assert not report.problems, ("\n".join(report.problems) + "\n--- fix said:\n" + report.fix_output[-3000:]
-                                 + "\n--- the rewritten program said:\n" + report.after.tail[-3000:])
+    # The rewritten runs' own output too: a rare failure under a loaded full run (a torchrun child
+    # that exits without RESULT) is otherwise known only by its last error line.
+    runs = {"as it comes": report.after, "with its CPU flags": report.cpu_after_flags}
+    said = "".join(f"\n--- the rewritten program {how} said:\n{run.tail[-4000:]}"
+                   for how, run in runs.items() if run is not None and not run.ok)
+    assert not report.problems, "\n".join(report.problems) + "\n--- fix said:\n" + report.fix_output[-3000:] + said
