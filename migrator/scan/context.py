@@ -157,6 +157,8 @@ class Context(cst.CSTVisitor):
         self.cuda_tests = False  # an `if device == "cuda":`-like branch exists
         self.attr_after: dict[int, str] = {}  # expression -> the attribute read from it (`finfo(...)` -> `min`)
         self.declarations: set[int] = set()  # an option's own name and help (`add_argument("--fp16", help=...)`)
+        # A command-line item -> the item after it in the same list (`["--mixed_precision", "fp16"]`).
+        self.next_words: dict[int, str] = {}
         self.assigned: dict[int, Any] = {}  # an assignment target -> the literal assigned (`assigned_values`)
         self.written: set[int] = set()  # every assignment target, whatever the value (`assigned: true`)
         self._optional_nodes: set[int] = set()
@@ -452,11 +454,22 @@ class Context(cst.CSTVisitor):
             self.env_ctx.update(id(e.value) for e in node.elements)
             self.env_lists.update((id(e.value), id(node)) for e in node.elements)
 
+    def _command_items(self, node: cst.List | cst.Tuple) -> None:
+        # An argument list a launcher builds keeps a flag and its value as two items: a `command`
+        # pattern reads an item that starts with `--` together with the string after it.
+        items = [e.value for e in node.elements]
+        for item, after in zip(items, items[1:]):
+            if isinstance(item, cst.SimpleString) and item.raw_value.startswith("--") \
+                    and (word := _string_value(after)) is not None:
+                self.next_words[id(item)] = word
+
     def visit_List(self, node: cst.List) -> None:
         self._names_list(node)
+        self._command_items(node)
 
     def visit_Tuple(self, node: cst.Tuple) -> None:
         self._names_list(node)
+        self._command_items(node)
 
     def visit_Set(self, node: cst.Set) -> None:
         self._names_list(node)

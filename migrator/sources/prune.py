@@ -23,7 +23,8 @@ A statement is left out only when both hold (the argument that pruning changes n
    superset of what resolve.py binds); a callee attribute a method rule names; a builtin call a
    rule names; an import of a module an import rule names; `cuda`/`cuda:N` (or an f-string's
    `cuda:`, or `"cuda:{}"` of `.format`) where the engine gives a string a device, device-type or
-   comparison context, `nccl`, or a string matching a string rule (constants are compared
+   comparison context, `nccl`, or a string matching a string rule (a `--flag` holding a rule's
+   literal part counts, as its value may be the next item of a list; constants are compared
    evaluated, so escapes cannot hide them; a literal that may be implicitly concatenated is
    matched by its rule's literal part); `add_argument`; `.to(x)` / `device=x` with an integer,
    an index-like attribute, or a Name that matches values.INDEX_NAME or is assigned something
@@ -556,6 +557,8 @@ class _Reader:
             return True  # a literal concatenated with others gets no device or backend context
         if self.tokens is None or not self.tokens.search(value):
             return False
+        if value.startswith("--"):
+            return True  # a flag whose value may be the next item of its list (Context.next_words)
         if self.utf8 and node.lineno == node.end_lineno:
             begin = self.starts[node.lineno - 1]
             literal = self.raw[begin + node.col_offset: begin + (node.end_col_offset or 0)]

@@ -69,7 +69,12 @@ def match(ctx: Any, node: cst.SimpleString | cst.FormattedString) -> None:
                 continue  # `add_argument("--fp16", help=...)` declares the flag, it does not pass it
             if context == "env-set" and id(node) in ctx.env_reads:
                 continue  # os.environ.get("NCCL_DEBUG"): a variable only read; Neuron leaves it unset
-            if pattern.search(value) and (context not in ("env", "env-set") or id(node) in ctx.env_ctx):
+            found = pattern.search(value)
+            if not found and context == "command" and id(node) in ctx.next_words:
+                # ["--mixed_precision", "fp16"]: the flag and its value as two items of one list.
+                found = pattern.search(joined := f"{value} {ctx.next_words[id(node)]}")
+                value = joined if found else value
+            if found and (context not in ("env", "env-set") or id(node) in ctx.env_ctx):
                 names_list = ctx.env_lists.get(id(node)) if context in ("env", "env-set") else None
                 if names_list is not None:
                     if (rule.id, names_list) in ctx.env_lists_reported:
