@@ -773,6 +773,8 @@ class Context(cst.CSTVisitor):
                 self._set_ctx(given, "backend")
         if env_call and len(positional) > 1 and "BACKEND" in (_string_value(positional[0].value) or "").upper():
             self._set_ctx(positional[1].value, "backend")  # os.environ.get("DIST_BACKEND", "nccl")
+        elif env_call and len(positional) > 1 and "DEVICE" in (_string_value(positional[0].value) or "").upper():
+            self._set_ctx(positional[1].value, "device_type")  # os.environ.get("DEVICE", "cuda"): text, as a CLI default
         if attr == "add_argument" and any("device" in (_string_value(a.value) or "") for a in positional):
             # A command-line device is text: the default and the choices become device types.
             for arg in node.args:

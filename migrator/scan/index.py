@@ -130,6 +130,7 @@ class RuleIndex:
                 elif kind == "backend-string":
                     self.backend_strings.append(rule)
                     need("nccl", (('"nccl"',), ("'nccl'",), ("cuda:nccl",)))
+                    need("NCCL", (('"NCCL"',), ("'NCCL'",)))  # Backend("NCCL") is "nccl"
                 elif kind == "string":
                     self.strings.append((self.pattern(m["pattern"], rule), rule, m.get("context"), tuple(m.get("file_names", ()))))
                     token = _literal_token(m["pattern"])

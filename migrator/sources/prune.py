@@ -156,7 +156,7 @@ def _triggers(index: "RuleIndex") -> _Triggers:
         import_prefixes=tuple(m for m, _, _ in index.imports),
         patterns=tuple(patterns),
         device_strings=bool(index.device_strings),
-        exact_strings=frozenset({"nccl"} if index.backend_strings else ()),
+        exact_strings=frozenset({"nccl", "NCCL"} if index.backend_strings else ()),
         device_index=bool(index.device_index),
         allow_lists="allow-list" in index.device_strings,
         mask_names=tuple(names for _rule, _m, names in index.mask_indexes),
@@ -613,8 +613,13 @@ class _Reader:
                 seen.array_args.update(a.id for a in positional if type(a) is ast.Name)
         self._visit(func, scope, node)
         first_device = aliased or last in _FIRST_ARGUMENT_LASTS
+        # os.environ.get("DEVICE", "cuda"): the default of a variable named for a device is one.
+        env_device = last in ("get", "getenv") and len(positional) > 1 and type(positional[0]) is ast.Constant \
+            and isinstance(positional[0].value, str) and "DEVICE" in positional[0].value.upper()  # type: ignore[attr-defined]
         for arg in node.args:
             flags = (_DTYPE if dtype_call and arg in positional else 0) | (_DEVICE if first_device and positional and arg is positional[0] else 0)
+            if env_device and arg is positional[1]:
+                flags |= _DEVICE
             self._visit(arg, scope, flags or None)
         for keyword in node.keywords:
             name, value = keyword.arg, keyword.value

@@ -45,8 +45,7 @@ def match(ctx: Any, rule: RuleSpec, m: dict[str, Any], call: cst.Call, positiona
         # `non_literal: name`: only a bare name (`sdpa_kernel(backends)`), where an attribute is
         # a constant the rule's other matchers judge (`SDPBackend.MATH` is fine, FLASH is not).
         shapes = (cst.Attribute, cst.Subscript, cst.Call) if m["non_literal"] is True else ()
-        if isinstance(value, shapes) or (
-                isinstance(value, cst.Name) and value.value not in ("None", "True", "False")):
+        if isinstance(value, shapes) or _holds_name(value):
             ctx.add(rule, value, name=qname, value=ctx.module.code_for_node(value)[:60], context={"call": call, "argument": m})
         return
     if m.get("value_calls"):
@@ -91,3 +90,10 @@ def _match_literal(ctx: Any, rule: RuleSpec, m: dict[str, Any], call: cst.Call, 
             ctx.add(rule, value, name=qname, value=literal, context={"call": call, "argument": m})
             ctx.suppressed.add(id(value))
             return
+
+
+def _holds_name(value: cst.BaseExpression) -> bool:
+    """A bare name, or names joined by `or`/`and` (`backends or DEFAULT_BACKENDS`)."""
+    if isinstance(value, cst.BooleanOperation):
+        return _holds_name(value.left) or _holds_name(value.right)
+    return isinstance(value, cst.Name) and value.value not in ("None", "True", "False")

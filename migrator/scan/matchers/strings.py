@@ -25,7 +25,7 @@ def match(ctx: Any, node: cst.SimpleString | cst.FormattedString) -> None:
     where = ctx.device_ctx.get(id(node))
     value = _string_value(node)
     if where == "backend":
-        if value == "nccl":
+        if value in ("nccl", "NCCL"):  # torch.distributed.Backend lower-cases the name
             for rule in ctx.index.backend_strings:
                 ctx.add(rule, node, value=value, context={"backend_kind": "text"})
                 return
