@@ -29,6 +29,8 @@ def match(ctx: Any, node: cst.Call, attr: str) -> None:
             continue
         if m.get("module_contains") and not any(t in ctx._module_code() for t in m["module_contains"]):
             continue
+        if m.get("module_lacks") and any(t in ctx._module_code() for t in m["module_lacks"]):
+            continue
         loop = ctx.loop_nodes[-1] if ctx.loop_nodes else None
         if m.get("loop_with"):
             # The step loop: with gradient accumulation, backward() runs in an inner loop.
