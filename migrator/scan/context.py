@@ -10,6 +10,7 @@ import libcst as cst
 from migrator.core.catalogue import RuleSpec
 from migrator.scan.candidate import Candidate
 from migrator.scan.dispatch import cuda_arms, cuda_entries
+from migrator.scan.host_values import FACTORIES as HOST_FACTORIES, host_locals
 from migrator.scan.host_tests import host_test_functions
 from migrator.scan.index import RuleIndex
 from migrator.scan.matchers.strings import MIXED_NCCL
@@ -129,6 +130,7 @@ class Context(cst.CSTVisitor):
         self.classes: list[str] = []  # the enclosing class names, innermost last
         self.defs: list[str] = []  # the enclosing classes and functions, innermost last
         self._host_tests: set[str] | None = None  # CPU-only tests (qualified names), read when first needed
+        self._host_locals: set[tuple[str, str]] | None = None  # CPU tensors only made into numbers (host_values)
         self.store_targets: set[int] = set()  # subscripts assigned to (`x[mask] = 0`), not read
         self.candidates: list[Candidate] = []
         self.inner: set[int] = set()
@@ -259,6 +261,19 @@ class Context(cst.CSTVisitor):
         self.functions.pop()
         self.defs.pop()
 
+    def _host_local(self, target: cst.Name, call: cst.Call) -> None:
+        """`t = torch.tensor(xs, dtype=torch.float64)` only made into Python numbers: host work."""
+        dtype = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "dtype"), None)
+        if dtype is None or not (dotted_name(dtype) or "").endswith(("float64", "double")) \
+                or not isinstance(call.func, cst.Attribute) or call.func.attr.value not in HOST_FACTORIES \
+                or not (self.resolve(call.func) or "").startswith("torch."):
+            return
+        if self._host_locals is None:
+            text = self._module_code()
+            self._host_locals = host_locals(text) if re.search(r"float64|double", text) else set()
+        if (".".join(self.defs), target.value) in self._host_locals:
+            self.host_casts.add(id(dtype))
+
     def _host_test(self, qualified: str) -> bool:
         """Whether the test `qualified` (`Class.test_x`) runs on the CPU only (scan/host_tests.py),
         read once per file from its whole text, and only for a file that mentions float64."""
@@ -376,6 +391,9 @@ class Context(cst.CSTVisitor):
             # run.return_value = CompletedProcess(["nvidia-smi"], 0, ...): what a mock answers, not what runs.
             for inner in _subtree(node.value):
                 self.scaffold.setdefault(id(inner), "a mock's canned return value")
+        if len(self.functions) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
+                and isinstance(value, cst.Call):
+            self._host_local(node.targets[0].target, value)
         if self.index.conditions:
             for t in node.targets:
                 self.written.update(_targets(t.target))
@@ -423,6 +441,8 @@ class Context(cst.CSTVisitor):
             self.written.update(_targets(node.target))
         if node.value is not None and self._target_is_device(node.target):
             self._set_ctx(node.value, "device")
+        elif node.value is not None and self._target_is_backend(node.target):
+            self._set_ctx(node.value, "backend")  # a dataclass field `backend: str = "nccl"`
 
     def visit_Return(self, node: cst.Return) -> None:
         if self.functions and "device" in self.functions[-1].lower():
@@ -697,7 +717,7 @@ class Context(cst.CSTVisitor):
             # pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(), ...)),
             # unittest.skipUnless(...)(case): a skip condition wherever it is written (decorators too).
             self.scaffold.update(dict.fromkeys(_subtree_ids(node), _SKIP_REASON))
-        if last in QUIET_CALLS or last.endswith(("Error", "Exception", "Warning")):
+        if _quiet_call(node, last):
             self.quiet += 1
         positional = [a for a in node.args if a.keyword is None and a.star == ""]
         torch_api = (qname or "").startswith("torch.") or (qname is None and attr in ("to", "cuda"))
@@ -725,7 +745,9 @@ class Context(cst.CSTVisitor):
             self.dtype_ctx.update(id(a.value) for a in positional)
         receiver = dotted_name(node.func.value) if isinstance(node.func, cst.Attribute) else None
         env_call = (attr in ENV_METHODS and receiver is not None and receiver.endswith("environ")) or \
-            qname in ("os.getenv", "os.putenv", "os.unsetenv") or attr in ("setenv", "delenv")  # pytest's monkeypatch
+            qname in ("os.getenv", "os.putenv", "os.unsetenv") or attr in ("setenv", "delenv") \
+            or (attr == "setdefault" and receiver is not None and _ENV_DICT.match(receiver.rsplit(".", 1)[-1]) is not None)
+        # (setenv/delenv: pytest's monkeypatch; `env.setdefault("NCCL_DEBUG", ...)`: a child's environment)
         if env_call and positional:
             self.env_ctx.add(id(positional[0].value))
             if attr == "delenv" and self.is_test:
@@ -863,7 +885,7 @@ class Context(cst.CSTVisitor):
     def leave_Call(self, node: cst.Call) -> None:
         attr = node.func.attr.value if isinstance(node.func, cst.Attribute) else None
         last = attr or (node.func.value if isinstance(node.func, cst.Name) else "")
-        if last in QUIET_CALLS or last.endswith(("Error", "Exception", "Warning")):
+        if _quiet_call(node, last):
             self.quiet -= 1
 
     def visit_FormattedStringExpression(self, node: cst.FormattedStringExpression) -> None:
@@ -919,3 +941,12 @@ class _FindCalls:
     def visit_Call(self, call: cst.Call) -> None:
         if self.resolve(call.func) == self.qname:
             self.found.append(call)
+
+
+def _quiet_call(node: cst.Call, last: str) -> bool:
+    """A call whose string arguments are messages or text pieces, not uses (`print`, `.split`).
+
+    `shlex.split("--fp16 --bf16")` splits a command line: its text is a command, not quiet."""
+    if not (last in QUIET_CALLS or last.endswith(("Error", "Exception", "Warning"))):
+        return False
+    return dotted_name(node.func) != "shlex.split"

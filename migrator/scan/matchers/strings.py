@@ -60,25 +60,35 @@ def match(ctx: Any, node: cst.SimpleString | cst.FormattedString) -> None:
     # An environment key (`os.environ.get("X")`) is never a message, even inside `.split(...)`.
     # In a test, text asserted on (`assert "nvidia-smi" in out`) is scaffolding, not a use.
     if value is not None and (not ctx.quiet or id(node) in ctx.env_ctx) and not (ctx.is_test and ctx.asserts):
-        for pattern, rule, context, names in ctx.index.strings:
-            if names and ctx.file_name not in names:
-                continue
-            if fstring and context != "command":
-                continue
-            if context == "command" and id(node) in ctx.declarations:
-                continue  # `add_argument("--fp16", help=...)` declares the flag, it does not pass it
-            if context == "env-set" and id(node) in ctx.env_reads:
-                continue  # os.environ.get("NCCL_DEBUG"): a variable only read; Neuron leaves it unset
-            found = pattern.search(value)
-            if not found and context == "command" and id(node) in ctx.next_words:
-                # ["--mixed_precision", "fp16"]: the flag and its value as two items of one list.
-                found = pattern.search(joined := f"{value} {ctx.next_words[id(node)]}")
-                value = joined if found else value
-            if found and (context not in ("env", "env-set") or id(node) in ctx.env_ctx):
-                names_list = ctx.env_lists.get(id(node)) if context in ("env", "env-set") else None
-                if names_list is not None:
-                    if (rule.id, names_list) in ctx.env_lists_reported:
-                        return  # one finding per rule and list of names: the list is one choice
-                    ctx.env_lists_reported.add((rule.id, names_list))
-                ctx.add(rule, node, value=value)
-                return
+        _match_patterns(ctx, node, value, fstring)
+
+
+def _match_patterns(ctx: Any, node: cst.SimpleString | cst.FormattedString, text: str, fstring: bool) -> None:
+    """The `string` rules whose pattern `text` matches: one finding per rule (a command line
+    such as `CUDA_VISIBLE_DEVICES=0 python eval.py --fp16` can hold several)."""
+    reported: set[str] = set()
+    for pattern, rule, context, names in ctx.index.strings:
+        if rule.id in reported:
+            continue
+        value = text
+        if names and ctx.file_name not in names:
+            continue
+        if fstring and context != "command":
+            continue
+        if context == "command" and id(node) in ctx.declarations:
+            continue  # `add_argument("--fp16", help=...)` declares the flag, it does not pass it
+        if context == "env-set" and id(node) in ctx.env_reads:
+            continue  # os.environ.get("NCCL_DEBUG"): a variable only read; Neuron leaves it unset
+        found = pattern.search(value)
+        if not found and context == "command" and id(node) in ctx.next_words:
+            # ["--mixed_precision", "fp16"]: the flag and its value as two items of one list.
+            found = pattern.search(joined := f"{value} {ctx.next_words[id(node)]}")
+            value = joined if found else value
+        if found and (context not in ("env", "env-set") or id(node) in ctx.env_ctx):
+            names_list = ctx.env_lists.get(id(node)) if context in ("env", "env-set") else None
+            if names_list is not None:
+                if (rule.id, names_list) in ctx.env_lists_reported:
+                    continue  # one finding per rule and list of names: the list is one choice
+                ctx.env_lists_reported.add((rule.id, names_list))
+            ctx.add(rule, node, value=value)
+            reported.add(rule.id)
