@@ -514,6 +514,8 @@ def fix_paths(paths: Sequence[str | os.PathLike[str]], options: ScanOptions = Sc
                 fixed.written = True
             except (ChangedOnDisk, OSError) as exc:
                 fixed.error = str(exc)
+            except (RecursionError, MemoryError, ValueError, UnicodeError) as exc:
+                fixed.error = f"not written: {exc!r}"  # the file stays as it was; the run goes on
         results.append(fixed)
     results.extend(FileFix(folder.as_posix(), "", FixOutcome(""), error=why) for folder, why in unlisted)
     return results

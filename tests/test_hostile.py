@@ -271,6 +271,21 @@ def test_a_480_term_expression_is_scanned_and_fixed(tmp_path):
 
 
 @pytest.mark.timeout(300)
+@pytest.mark.parametrize("expression", [" and ".join(["x"] * 600), " ".join(['"a"'] * 600)])
+def test_fix_writes_a_file_with_a_long_and_chain_or_string_run_and_goes_on(tmp_path, expression):
+    # The parser takes these (flat in CPython's tree), but libcst generating the code again for the
+    # written bytes recursed once per operand: a traceback that ended the whole run.
+    write(tmp_path / "a.py", "import torch\ny = " + expression + '\nt = torch.zeros(1).to("cuda")\n')
+    write(tmp_path / "z.py", 'import torch\nt = torch.zeros(1).to("cuda")\n')
+    fixed = run("fix", "--write", ".", cwd=tmp_path, timeout=240)
+    assert fixed.returncode == 0 and "Traceback" not in fixed.stderr, fixed.stderr[-2000:]
+    for name in ("a.py", "z.py"):
+        text = (tmp_path / name).read_text()
+        compile(text, name, "exec")
+        assert ".to(DEVICE)" in text
+
+
+@pytest.mark.timeout(300)
 def test_a_50_mib_python_file_is_refused_not_parsed(tmp_path):
     big = ("x = torch.cuda.device_count()  # " + "#" * 60 + "\n") * (50 * 2**20 // 96)
     proc, found = _scan_beside(tmp_path, "huge.py", "import torch\n" + big)

@@ -68,8 +68,9 @@ def encode(text: str, original: bytes, kind: str) -> bytes:
     import libcst as cst
 
     if kind == "python":
-        module = cst.parse_module(original)
-        return cst.parse_module(text).with_changes(encoding=module.encoding).bytes
+        # What libcst's Module.bytes does (the code in the module's encoding), without generating
+        # the code again from a tree: that recurses once per level of a long `and` chain.
+        return text.encode(cst.parse_module(original).encoding)
     wide = wide_encoding(original)
     if wide:
         return original[:4 if "32" in wide else 2] + text.encode(wide)
