@@ -200,6 +200,8 @@ def _with_edits(raw: bytes, path: str, kind: str, options: ScanOptions, findings
     edits_only = replace(options, fix_edits=True)  # `fix` is read only for its edits (python.fix)
     prepared = source.prepare_edits(raw, path, plain, _index(plain), findings) if pruned and source.prepare_edits else None
     held: set[tuple[Safety, str, int]] = set()
+    if kind not in ("python", "notebook") and sum(f.fixable for f in findings) <= _TEXT_EDITS_ALONE:
+        return _text_edits(raw, path, kind, edits_only, findings, before)
     for safety in (s for s in (Safety.SAFE, Safety.UNSAFE) if s in wanted):
         unsafe = safety is Safety.UNSAFE
         outcome = prepared if prepared is None or isinstance(prepared, str) else prepared.fix(unsafe)
@@ -218,6 +220,46 @@ def _with_edits(raw: bytes, path: str, kind: str, options: ScanOptions, findings
     # not fixable: a fixable finding is one `fix` rewrites (findings.v1.schema.json).
     return [replace(f, fix=replace(f.fix, available=False)) if f.fixable and (f.fix.safety, f.rule_id, f.span.line) in held
             else f for f in findings]
+
+
+# Above this many fixable findings in one line-based file, one fix per finding would cost the
+# square of the file: the edits are read off the whole file's rewrite, as for Python.
+_TEXT_EDITS_ALONE = 200
+
+
+def _text_edits(raw: bytes, path: str, kind: str, options: ScanOptions, findings: list[Finding], before: str) -> list[Finding]:
+    """Edits of a line-based file (shell, Dockerfile, requirements, configs), each finding's read
+    off a fix of that finding alone. A text finding stands for every match of its rule on its
+    line, and one line can hold several rules' matches (`CMD [..., "--fp16", "--backend", "nccl"]`):
+    the whole file's rewrite cannot tell them apart by column. Such files are small; a finding
+    whose fix does not apply alone is not fixable."""
+    from migrator.core.findings import Edit
+    from migrator.fix.edits import attach_edits
+    from migrator.fix.textfix import match_replacements
+
+    out = list(findings)
+    for i, finding in enumerate(findings):
+        if not finding.fixable or finding.cell is not None:
+            continue
+        safety = finding.fix.safety
+        only = (finding.rule_id, finding.span.line, finding.span.column)
+        outcome = _fix(raw, path, kind, options, safety is Safety.UNSAFE, only, False, scan_first=False)
+        if outcome.failed or not outcome.changed or not outcome.applied:
+            out[i] = replace(finding, fix=replace(finding.fix, available=False))
+            continue
+        attached = attach_edits(before, outcome.source, [finding], outcome.applied, safety)[0]
+        old_lines, new_lines = split_lines(before, keepends=True), split_lines(outcome.source, keepends=True)
+        at = finding.span.line - 1
+        if len(old_lines) == len(new_lines) and old_lines[:at] + old_lines[at + 1:] == new_lines[:at] + new_lines[at + 1:]:
+            # Only its line changed: the edits are the rule's matches and their replacements, so
+            # the edits of two findings on one line never overlap. (A fix that also adds lines,
+            # NRN802's index URLs, keeps the edits attach_edits reads off the rewrite.)
+            own = tuple(Edit(finding.span.line, start + 1, finding.span.line, end + 1, text)
+                        for start, end, text in match_replacements(old_lines[at], finding, options.target))
+            if own:
+                attached = replace(attached, fix=replace(attached.fix, edits=own))
+        out[i] = attached
+    return out
 
 
 def _per_file_filter(options: ScanOptions) -> Callable[[Finding], bool]:

@@ -7,12 +7,20 @@ what a user would notice beyond them.
 """
 
 import json
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from migrator.api import fix_source, scan_source
+from migrator.core.findings import Edit
 from migrator.core.options import ScanOptions
+from migrator.fix.edits import apply_edits
+
+ROOT = Path(__file__).resolve().parents[1]
 
 MEGATRON = """\
 DIST_ARGS=(
@@ -61,3 +69,29 @@ def test_a_flag_and_its_value_as_list_items_are_read_together():
     assert "--mixed_precision fp16" in found[0].message
     # Python strings are never rewritten by a text fix: reported for a person.
     assert fix_source(source, "launch.py", unsafe=True).source == source
+
+
+@pytest.mark.parametrize("target", ["portable", "neuron"])
+def test_json_edits_of_two_rules_on_one_dockerfile_line_are_each_that_rules_fix(tmp_path, target):
+    # A text finding stands for every match of its rule on the line; the edits used to be cut from
+    # the whole file's rewrite by column, so NRN406's edit carried NRN311's change.
+    text = 'FROM ubuntu\nCMD ["python", "x.py", "--fp16", "--backend", "nccl", "--trainer.precision=16-mixed"]\n'
+    (tmp_path / "Dockerfile").write_text(text)
+    proc = subprocess.run([sys.executable, "-m", "migrator", "scan", "Dockerfile", "--format", "json", "--target", target],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    report = json.loads(proc.stdout)
+    findings = {f["rule_id"]: f for f in (report["findings"] if isinstance(report, dict) else report)}
+    assert set(findings) == {"NRN311", "NRN406"} and all(f["fixable"] for f in findings.values())
+    edits = {rule: [Edit(e["location"]["row"], e["location"]["column"], e["end_location"]["row"],
+                         e["end_location"]["column"], e["content"]) for e in f["fix"]["edits"]]
+             for rule, f in findings.items()}
+    options = ScanOptions(target=target)
+    for rule, own in edits.items():
+        alone = fix_source(text, "Dockerfile", "dockerfile", options, unsafe=True,
+                           only=next((f.rule_id, f.span.line, f.span.column)
+                                     for f in scan_source(text, "Dockerfile", "dockerfile", options) if f.rule_id == rule))
+        assert apply_edits(text, own) == alone.source
+    # Together (no overlap) they make what `fix` writes.
+    assert apply_edits(text, edits["NRN311"] + edits["NRN406"]) == fix_source(text, "Dockerfile", "dockerfile", options,
+                                                                               unsafe=True).source

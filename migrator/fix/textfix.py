@@ -12,7 +12,7 @@ from migrator.core.findings import Finding
 from migrator.core.lines import split_lines
 from migrator.fix.outcome import FixOutcome, allowed
 
-__all__ = ["fix_text_lines"]
+__all__ = ["fix_text_lines", "match_replacements"]
 
 
 def fix_text_lines(text: str, findings: list[Finding], target: str, *, unsafe: bool = False,
@@ -63,6 +63,20 @@ def fix_text_lines(text: str, findings: list[Finding], target: str, *, unsafe: b
     _add_lines(lines, wanted)
     outcome.source = "".join(lines)
     return outcome
+
+
+def match_replacements(line: str, finding: Finding, target: str) -> list[tuple[int, int, str]]:
+    """(start, end, replacement) of each match of `finding`'s pattern on `line` that its fix
+    rewrites, 0-based columns: the edits of that fix on its line, exactly where it changes text."""
+    entry = finding.plan.rule.fix_for(target) if finding.plan and finding.plan.rule.fix else None
+    if entry is None or not ("replace" in entry or "replace_map" in entry):
+        return []
+    out = []
+    for match in finding.plan.context["match"].re.finditer(line):
+        replacement = _text_replacement(match, entry)
+        if replacement is not None and replacement != match.group(0):
+            out.append((match.start(), match.end(), replacement))
+    return out
 
 
 def _add_lines(lines: list[str], wanted: list[dict[str, str]]) -> None:
