@@ -95,3 +95,20 @@ def test_json_edits_of_two_rules_on_one_dockerfile_line_are_each_that_rules_fix(
     # Together (no overlap) they make what `fix` writes.
     assert apply_edits(text, edits["NRN311"] + edits["NRN406"]) == fix_source(text, "Dockerfile", "dockerfile", options,
                                                                                unsafe=True).source
+
+
+@pytest.mark.parametrize("target", ["portable", "neuron", "xla"])
+@pytest.mark.parametrize("kind,name,text", [
+    ("shell", "run.sh", 'ARGS=(--backend --fp16 nccl)\ntorchrun x.py "${ARGS[@]}"\n'),
+    ("dockerfile", "Dockerfile", 'FROM ubuntu\nCMD ["python", "x.py", "--backend", "--fp16", "nccl"]\n'),
+])
+def test_a_second_fix_finds_nothing_left_when_dropping_a_flag_joins_two_others(kind, name, text, target):
+    # Dropping `--fp16` brings `--backend` and `nccl` together: the first run fixes that too
+    # (hostile-input helper: the second run used to change the file again).
+    options = ScanOptions(target=target)
+    once = fix_source(text, name, kind, options, unsafe=True).source
+    assert fix_source(once, name, kind, options, unsafe=True).source == once
+    if kind == "shell":
+        assert subprocess.run(["bash", "-n"], input=once, text=True).returncode == 0
+    else:
+        json.loads(re.search(r"CMD (\[.*\])", once).group(1))

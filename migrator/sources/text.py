@@ -60,11 +60,25 @@ def fixer(kind: str):
             from migrator.fix.outcome import FixOutcome
 
             return FixOutcome(text)
-        lines = split_lines(text)
-        findings = apply_suppressions(scan_text(text, path, kind, index, options.target, is_test=is_test),
-                                      lambda cell: lines, path=path)
-        if only is not None:
-            findings = [f for f in findings if (f.rule_id, f.span.line, f.span.column) == only]
-        return fix_text_lines(text, findings, options.target, unsafe=unsafe, file_kind=kind)
+        def once(current: str) -> "FixOutcome":
+            lines = split_lines(current)
+            findings = apply_suppressions(scan_text(current, path, kind, index, options.target, is_test=is_test),
+                                          lambda cell: lines, path=path)
+            if only is not None:
+                findings = [f for f in findings if (f.rule_id, f.span.line, f.span.column) == only]
+            return fix_text_lines(current, findings, options.target, unsafe=unsafe, file_kind=kind)
+
+        outcome = once(text)
+        # Dropping one flag can bring two others together (`--backend --fp16 nccl`): fix again
+        # until nothing changes, so a second `fix` run has nothing left to do.
+        for _ in range(4):
+            if only is not None or outcome.source == text:
+                break
+            again = once(outcome.source)
+            if again.source == outcome.source:
+                break
+            again.applied[:0] = outcome.applied
+            outcome, text = again, outcome.source
+        return outcome
 
     return fix
