@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import ast
 import re
+from typing import Iterator
 
-__all__ = ["host_test_functions"]
+__all__ = ["host_test_functions", "qualified_functions"]
 
 # Names and attributes that say a tensor may be on an accelerator.
 _DEVICE_NAMES = frozenset({"device", "devices", "dev", "torch_device", "device_type", "device_name", "gpu", "gpus",
@@ -44,26 +45,35 @@ def host_test_functions(text: str) -> set[str]:
     if "set_default_device" in text:
         return set()
     found: dict[str, bool] = {}
-
-    def visit(body: list[ast.stmt], prefix: str, class_host: bool) -> None:
-        for stmt in body:
-            if isinstance(stmt, ast.ClassDef):
-                host = not _names_device(stmt)
-                visit(stmt.body, f"{prefix}{stmt.name}.", host)
-            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                name = f"{prefix}{stmt.name}"
-                given = _parameters_parametrized(stmt)
-                host = (class_host and stmt.name.startswith("test") and given is not None
-                        and not _names_device(stmt, _spread_safely(stmt, given)))
-                found[name] = found.get(name, True) and host  # a name defined twice counts if both are
-            elif isinstance(stmt, (ast.If, ast.Try, ast.With)):
-                for block in ("body", "orelse", "finalbody"):
-                    visit(getattr(stmt, block, []) or [], prefix, class_host)
-                for handler in getattr(stmt, "handlers", []) or []:
-                    visit(handler.body, prefix, class_host)
-
-    visit(tree.body, "", True)
+    class_host: dict[int, bool] = {}
+    for name, function, classes in qualified_functions(tree.body):
+        # In a class, the innermost one decides: no method of it may name a device.
+        if classes and id(classes[-1]) not in class_host:
+            class_host[id(classes[-1])] = not _names_device(classes[-1])
+        given = _parameters_parametrized(function)
+        host = ((not classes or class_host[id(classes[-1])]) and function.name.startswith("test") and given is not None
+                and not _names_device(function, _spread_safely(function, given)))
+        found[name] = found.get(name, True) and host  # a name defined twice counts if both are
     return {name for name, host in found.items() if host}
+
+
+def qualified_functions(body: list[ast.stmt], prefix: str = "", classes: tuple[ast.ClassDef, ...] = (),
+                        nested: bool = False) -> Iterator[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef, tuple[ast.ClassDef, ...]]]:
+    """(qualified name `Class.method`, the def, its enclosing classes) of each function in `body`,
+    in classes and in the blocks of `if`/`try`/`with`; with `nested`, also the defs inside defs
+    (`outer.inner`, as the scan's Context names them)."""
+    for stmt in body:
+        if isinstance(stmt, ast.ClassDef):
+            yield from qualified_functions(stmt.body, f"{prefix}{stmt.name}.", (*classes, stmt), nested)
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield f"{prefix}{stmt.name}", stmt, classes
+            if nested:
+                yield from qualified_functions(stmt.body, f"{prefix}{stmt.name}.", classes, nested)
+        elif isinstance(stmt, (ast.If, ast.Try, ast.With)):
+            for block in ("body", "orelse", "finalbody"):
+                yield from qualified_functions(getattr(stmt, block, []) or [], prefix, classes, nested)
+            for handler in getattr(stmt, "handlers", []) or []:
+                yield from qualified_functions(handler.body, prefix, classes, nested)
 
 
 def _parameters_parametrized(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str] | None:

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import ast
 
+from migrator.scan.host_tests import qualified_functions
+
 __all__ = ["FACTORIES", "host_locals"]
 
 # torch functions that make a new tensor on the default device when given no `device=`.
@@ -41,20 +43,8 @@ def host_locals(text: str) -> set[tuple[str, str]]:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return set()
     found: set[tuple[str, str]] = set()
-
-    def visit(body: list[ast.stmt], prefix: str) -> None:
-        for stmt in body:
-            if isinstance(stmt, ast.ClassDef):
-                visit(stmt.body, f"{prefix}{stmt.name}.")
-            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                qualified = f"{prefix}{stmt.name}"
-                found.update((qualified, name) for name in _host_names(stmt))
-                visit(stmt.body, f"{qualified}.")
-            elif isinstance(stmt, (ast.If, ast.Try, ast.With)):
-                for block in ("body", "orelse", "finalbody"):
-                    visit(getattr(stmt, block, []), prefix)
-
-    visit(tree.body, "")
+    for qualified, function, _ in qualified_functions(tree.body, nested=True):
+        found.update((qualified, name) for name in _host_names(function))
     return found
 
 
