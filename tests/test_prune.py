@@ -267,6 +267,21 @@ CASES = {
             note = 2
             return torch.compile(model, mode=compile_mode)
         """, [8, 15]),
+    # A value held in a name (argument._match_held): the statements that set it stay.
+    "argument values held in names, set in the function and at module level": ("""
+        import lightning as L
+        from transformers import TrainingArguments
+        FP16 = True
+        NOTE = 1
+
+        def main(args):
+            precision = "16-mixed" if args.fp16 else "32-true"
+            unrelated = 2
+            if args.quantize:
+                precision = None
+            L.Trainer(precision=precision)
+            return TrainingArguments(output_dir="out", fp16=FP16)
+        """, [6, 10]),
     "function body: a global the function passes as a device": ("""
         import torch
         place = "cuda:1"

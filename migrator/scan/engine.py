@@ -67,7 +67,8 @@ def scan_python(
     for number, statement in enumerate(module.body):  # as walk(module, collector): it has no visit_Module
         first = len(collector.candidates)
         walk(statement, collector)
-        owners.update((id(c.node), number) for c in collector.candidates[first:])
+        # A value reported where a name is set (argument._match_held) may sit in an earlier statement.
+        owners.update((id(c.node), c.context.get("statement", number)) for c in collector.candidates[first:])
     collector.settle_vendor_arms()
     if not collector.candidates:
         return []

@@ -50,6 +50,11 @@ class ScopeValues:
     calls: set[str] = field(default_factory=set)  # dotted names of the calls made here
     accelerator_names: set[str] = field(default_factory=set)  # assigned torch.accelerator.current_accelerator(...)
     assigned_other: set[str] = field(default_factory=set)  # assigned something else than a literal or an int
+    # name -> (value, index in module.body of the statement) of each plain `name = value` here;
+    # `opaque`: also bound another way (a parameter, loop, unpacking, `+=`, `:=`, `with`/`except`
+    # `as`, an import, `global`/`nonlocal`, a class body), so what it holds is not known.
+    assignments: dict[str, list[tuple[cst.BaseExpression, int]]] = field(default_factory=dict)
+    opaque: set[str] = field(default_factory=set)
 
     def owner(self, name: str) -> "ScopeValues":
         """The scope a use of `name` here refers to: this one if it binds the name, else the enclosing ones."""
@@ -62,6 +67,15 @@ class ScopeValues:
         while root.parent is not None:
             root = root.parent
         return root
+
+    def held_values(self, name: str) -> list[tuple[cst.BaseExpression, int]]:
+        """Every value a plain assignment gives `name` in the scope a use here refers to, with
+        the index in module.body of its statement; empty when the name is bound any other way
+        (a parameter, a loop, an import...) or not at all."""
+        owner = self.owner(name)
+        if name not in owner.bound or name in owner.opaque:
+            return []
+        return owner.assignments.get(name, [])
 
     def is_index(self, node: cst.BaseExpression) -> bool:
         """Whether `node` (an argument as written) holds a device index here."""
@@ -98,6 +112,8 @@ class _Collect(cst.CSTVisitor):
     def __init__(self) -> None:
         self.scopes: dict[int, ScopeValues] = {}
         self.stack: list[ScopeValues] = []
+        self.statement = 0  # index in module.body of the statement walked
+        self.classes = [0]  # per scope: the depth of class bodies it is in (a class binds in the enclosing scope)
 
     def visit_Module(self, node: cst.Module) -> None:
         scope = ScopeValues(node)
@@ -109,16 +125,75 @@ class _Collect(cst.CSTVisitor):
         params = node.params
         for param in [*params.posonly_params, *params.params, *params.kwonly_params]:
             scope.bound.add(param.name.value)
+            scope.opaque.add(param.name.value)
             if INDEX_NAME.match(param.name.value):
                 scope.index_names.add(param.name.value)
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param):
                 scope.bound.add(star.name.value)
+                scope.opaque.add(star.name.value)
         self.scopes[id(node)] = scope
         self.stack.append(scope)
+        self.classes.append(0)
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.stack.pop()
+        self.classes.pop()
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.classes[-1] += 1
+
+    def leave_ClassDef(self, node: cst.ClassDef) -> None:
+        self.classes[-1] -= 1
+
+    def _opaque(self, target: cst.CSTNode | None) -> None:
+        """Names bound otherwise than by a plain assignment (their value is not followed)."""
+        if isinstance(target, cst.Name):
+            self.stack[-1].opaque.add(target.value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._opaque(element.value)
+        elif isinstance(target, cst.StarredElement):
+            self._opaque(target.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._opaque(node.target)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._opaque(node.target)
+
+    def visit_AsName(self, node: cst.AsName) -> None:
+        self._opaque(node.name)  # `with ... as x`, `except E as x`, `import a as x`
+
+    def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
+        if node.asname is None:
+            self._opaque(cst.Name(node.evaluated_name.split(".")[0]))
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        # A lambda has no scope here: its parameters hide the enclosing names of the same spelling.
+        params = node.params
+        for param in [*params.posonly_params, *params.params, *params.kwonly_params]:
+            self._opaque(param.name)
+        for star in (params.star_arg, params.star_kwarg):
+            if isinstance(star, cst.Param):
+                self._opaque(star.name)
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self._opaque(node.target)
+
+    def visit_MatchAs(self, node: cst.MatchAs) -> None:
+        self._opaque(node.name)
+
+    def visit_Global(self, node: cst.Global) -> None:
+        for item in node.names:
+            self._opaque(item.name)
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        for item in node.names:
+            self._opaque(item.name)
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._opaque(node.target)  # its own scope in Python 3; kept apart here only by name
 
     def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
         scope = self.stack[-1]
@@ -126,8 +201,11 @@ class _Collect(cst.CSTVisitor):
             return
         name = target.value
         scope.bound.add(name)
+        if value is None or self.classes[-1]:
+            scope.opaque.add(name)
         if value is None:
             return
+        scope.assignments.setdefault(name, []).append((value, self.statement))
         if _mentions_current_accelerator(value):
             scope.accelerator_names.add(name)
         if isinstance(value, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)):
@@ -149,6 +227,7 @@ class _Collect(cst.CSTVisitor):
         self._bind(node.target, node.value)
 
     def visit_For(self, node: cst.For) -> None:
+        self._opaque(node.target)
         if isinstance(node.target, cst.Name):
             scope = self.stack[-1]
             scope.bound.add(node.target.value)
@@ -189,7 +268,10 @@ class ModuleValues:
     def __init__(self, module: cst.Module) -> None:
         collector = _Collect()
         collector._pending = []
-        walk(module, collector)
+        collector.visit_Module(module)
+        for number, statement in enumerate(module.body):
+            collector.statement = number
+            walk(statement, collector)
         self.scopes = collector.scopes
         self.module = self.scopes[id(module)]
         # A function that uses a global it does not bind uses the module's name.

@@ -18,7 +18,8 @@ A statement is left out only when both hold (the argument that pruning changes n
    `index_uses` may hold an index). Every matcher of scan.context.Context needs one of: a
    Name/attribute chain whose head is bound by an import and whose qualified name a call or
    reference rule names (a dtype-only reference: as a callee or in a dtype position), or an
-   argument rule names with that argument given in a shape its values take (chains are resolved
+   argument rule names with that argument given in a shape its values take (a keyword's Name for
+   a literal: argument._match_held reads what it is assigned) (chains are resolved
    through every import of the module and of the enclosing function, in any branch and order: a
    superset of what resolve.py binds); a callee attribute a method rule names; a builtin call a
    rule names; an import of a module an import rule names; `cuda`/`cuda:N` (or an f-string's
@@ -37,7 +38,9 @@ A statement is left out only when both hold (the argument that pruning changes n
    engine's value-call arrays and accelerator tests, and, in a function, by where its nested
    uses are recorded; the names its imports bind, read by name resolution; the free names a
    function passes as a device, backend or process count (ModuleValues records those on the
-   scope that binds them, else the module), read where a name is assigned. The statement is
+   scope that binds them, else the module), read where a name is assigned; and the names passed
+   as a keyword whose literal values an argument rule reads (argument._match_held reads every
+   assignment of the name). The statement is
    kept when such a name, looked up that way somewhere, also occurs anywhere else in the text
    that can look it up (the enclosing function for the names it binds, else the whole file).
 
@@ -110,6 +113,7 @@ class _Triggers:
     allow_lists: bool  # device-string rules on `x in {"cpu", "cuda"}` lists
     mask_names: tuple[re.Pattern[str], ...]  # mask-index rules: index names (`logits[mask]`); any comparison index
     callee_keywords: frozenset[str]  # keywords argument rules read on calls named by their spelling
+    held_keywords: frozenset[str]  # keywords whose Name value argument._match_held follows to its assignments
     usable: bool  # False: this catalogue cannot be pruned for safely
 
     def matches(self, qname: str) -> bool:
@@ -161,6 +165,9 @@ def _triggers(index: "RuleIndex") -> _Triggers:
         allow_lists="allow-list" in index.device_strings,
         mask_names=tuple(names for _rule, _m, names in index.mask_indexes),
         callee_keywords=frozenset(m["name"] for _p, _r, m in index.callee_arguments),
+        held_keywords=frozenset(m["name"] for entries in index.arguments.values() for _r, m in entries
+                                if _shape(m) == "literal" and m.get("name")) | frozenset(
+            m["name"] for _p, _r, m in index.callee_arguments if _shape(m) == "literal" and m.get("name")),
         usable=usable,
     )
     _TRIGGERS[id(index)] = (index, triggers)
@@ -302,6 +309,7 @@ class _Lookups:
     heads: set[str] = field(default_factory=set)  # first names of every Name/attribute chain
     assigned: set[str] = field(default_factory=set)  # assignment targets: engine._target_is_device
     role_uses: set[str] = field(default_factory=set)  # names used as a device, backend or count
+    held_args: set[str] = field(default_factory=set)  # names passed as a keyword argument._match_held follows
 
     def may_be_index(self, name: str) -> bool:
         return name in self.int_assigned or INDEX_NAME.match(name) is not None
@@ -595,6 +603,8 @@ class _Reader:
             if keyword.arg in self.t.callee_keywords:
                 self.relevant = True  # an argument rule that names its callee by spelling (`tokenizer(..., padding=True)`)
             if type(value) is ast.Name:
+                if keyword.arg in self.t.held_keywords:
+                    seen.held_args.add(value.id)
                 if keyword.arg in _ROLE_KEYWORDS:
                     self.uses.append((scope, value.id))
                     seen.role_uses.add(value.id)
@@ -679,6 +689,8 @@ def _argument_given(call: ast.Call, specs: tuple[tuple[str | None, int | None, s
     positional = [a for a in call.args if not isinstance(a, ast.Starred)]
     for name, position, shape in specs:
         value = next((k.value for k in reversed(call.keywords) if name is not None and k.arg == name), None)
+        if shape == "literal" and type(value) is ast.Name:
+            return True  # argument._match_held: the values its assignments give it
         if value is None and position is not None and len(positional) > position:
             value = positional[position]
         if value is None:
@@ -899,14 +911,14 @@ def left_out(raw: bytes, tree: ast.Module, index: "RuleIndex", path: str = "",
             if home is None:
                 # Module-level names: read by is_index, value-call arrays, accelerator tests
                 # (stores), by name resolution (imports), by device/backend targets (uses).
-                anywhere = ((found.stores & (seen.index_args | seen.array_args | seen.type_heads))
+                anywhere = ((found.stores & (seen.index_args | seen.array_args | seen.type_heads | seen.held_args))
                             | (found.imports & seen.heads) | (found.exports & seen.assigned))
                 inside: set[str] = set()
             else:
                 # A function's names: the same, and a binding decides where its nested
                 # functions' device/backend uses are recorded.
                 anywhere = (found.exports - own) & seen.assigned
-                inside = ((found.stores & (seen.index_args | seen.array_args | seen.role_uses))
+                inside = ((found.stores & (seen.index_args | seen.array_args | seen.role_uses | seen.held_args))
                           | (found.imports & seen.heads) | (found.exports & own & seen.assigned))
             verdict = keep(stmt, first, last) if keep is not None else DECIDE
             if verdict == KEEP_WHOLE:

@@ -23,9 +23,10 @@ def match(ctx: Any, rule: RuleSpec, m: dict[str, Any], call: cst.Call, positiona
     if m.get("unless_keywords") and any(a.keyword is not None and a.keyword.value in m["unless_keywords"] for a in call.args):
         return  # `padding="longest", pad_to_multiple_of=128`: the keyword already does what the rule asks
     value: cst.BaseExpression | None = None
+    keyword = False
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == m.get("name"):
-            value = arg.value
+            value, keyword = arg.value, True
     if value is None and "position" in m and len(positional) > m["position"]:
         value = positional[m["position"]].value
     if value is None:
@@ -68,6 +69,9 @@ def match(ctx: Any, rule: RuleSpec, m: dict[str, Any], call: cst.Call, positiona
             return  # None, or already chosen per device (what the fix writes)
         ctx.add(rule, value, name=qname, value=ctx.module.code_for_node(value)[:60], context={"call": call, "argument": m})
         return
+    if keyword and not m.get("key") and isinstance(value, cst.Name) and value.value not in ("None", "True", "False") and "values" in m:
+        _match_held(ctx, rule, m, call, value, qname)
+        return
     if isinstance(value, cst.IfExp) and "values" in m:
         # `precision=None if qlora else "bf16-mixed"`: either branch is a value the call gets.
         # A test that names the device (`"nccl" if torch.cuda.is_available() else "gloo"`) has
@@ -77,6 +81,33 @@ def match(ctx: Any, rule: RuleSpec, m: dict[str, Any], call: cst.Call, positiona
                 _match_literal(ctx, rule, m, call, branch, qname)
         return
     _match_literal(ctx, rule, m, call, value, qname)
+
+
+def _match_held(ctx: Any, rule: RuleSpec, m: dict[str, Any], call: cst.Call, name: cst.Name, qname: str) -> None:
+    """`precision = "16-mixed" if args.fp16 else "32-true"` then `Trainer(precision=precision)`:
+    each value a plain assignment in scope gives the name, reported where it is written and left
+    for a person (the name may be read elsewhere, where a rewrite of its value would change what
+    the program does)."""
+    scope = ctx.value_scopes[-1]
+    owner = scope.owner(name.value)
+    if name.value in owner.device_names or name.value in owner.backend_names:
+        return  # the engine follows these names already (a device or backend context on the value)
+    for held, statement in scope.held_values(name.value):
+        branches = [held]
+        if isinstance(held, cst.IfExp):
+            if re.search(r"cuda|gpu", ctx.module.code_for_node(held.test), re.IGNORECASE):
+                continue  # chosen per device already
+            branches = [held.body, held.orelse]
+        for branch in branches:
+            literal: Any = _literal(branch)
+            if literal is None:
+                continue
+            for expected in m["values"]:
+                if literal == expected or (isinstance(expected, str) and isinstance(literal, str) and re.fullmatch(expected, literal)):
+                    reason = f"the value is held in `{name.value}`, passed as `{m['name']}=`: change it where it is set, by hand"
+                    ctx.add(rule, branch, name=qname, value=literal,
+                            context={"call": call, "argument": m, "statement": statement, "manual_reason": reason})
+                    break
 
 
 def _match_literal(ctx: Any, rule: RuleSpec, m: dict[str, Any], call: cst.Call, value: cst.BaseExpression, qname: str) -> None:

@@ -22,11 +22,28 @@ def _moved_before(ctx: Any, call: cst.Call) -> bool:
     positional = [a for a in call.args if a.keyword is None and a.star == ""]
     if not positional or not isinstance(positional[0].value, cst.Name):
         return False
-    name = re.escape(positional[0].value.value)
     code = ctx._module_code()
     at = code.find(ctx.module.code_for_node(call))
-    before = code[:at] if at >= 0 else code
-    return re.search(rf"(?<![\w.]){name}\s*\.\s*(?:cuda\(|to\((?!\s*['\"]cpu|\s*(?:torch\.)?(?:float|bfloat|half|int|double|dtype)))",
+    if _moved(positional[0].value.value, code[:at] if at >= 0 else code):
+        return True
+    # `def export(model, example): return torch_neuronx.trace(model, example)`, called as
+    # `export(model, ...)` after `model.to(device)`: the move that counts is before that call.
+    # Only a module-level function whose first parameter is traced (a method's is `self`).
+    scope = ctx.value_scopes[-1].node
+    if not isinstance(scope, cst.FunctionDef) or len(ctx.defs) != 1:
+        return False
+    params = [*scope.params.posonly_params, *scope.params.params]
+    if not params or params[0].name.value != positional[0].value.value:
+        return False
+    for use in re.finditer(rf"(?<![\w.])(?<!def ){re.escape(scope.name.value)}\(\s*(\w+)\s*[,)]", code):
+        if _moved(use.group(1), code[:use.start()]):
+            return True
+    return False
+
+
+def _moved(name: str, before: str) -> bool:
+    """`before` moves `name` to an accelerator: `name.to(device)`, `name.cuda()`."""
+    return re.search(rf"(?<![\w.]){re.escape(name)}\s*\.\s*(?:cuda\(|to\((?!\s*['\"]cpu|\s*(?:torch\.)?(?:float|bfloat|half|int|double|dtype)))",
                      before) is not None
 
 

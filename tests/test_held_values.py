@@ -1,0 +1,87 @@
+"""A precision or backend value held in a name (`precision = "16-mixed" if ... else ...` then
+`Trainer(precision=precision)`): the third blind corpus's misses (tests/corpus-neuron-3,
+train_lightning.py). The rule examples show the findings; these tests hold what a user would
+notice beyond them: where the finding points, that `fix` leaves the value for a person, and that
+names the engine already followed keep their fix.
+"""
+
+import textwrap
+
+from migrator.api import fix_source, scan_source
+from migrator.core.options import ScanOptions
+
+LIGHTNING = textwrap.dedent("""\
+    import lightning as L
+
+    def main(args):
+        precision = "16-mixed" if args.fp16 else "32-true"
+        plugins = []
+        if args.quantize:
+            precision = None
+        trainer = L.Trainer(precision=precision, plugins=plugins)
+        L.Trainer(precision=precision, max_epochs=1)
+        return trainer
+    """)
+
+
+def test_a_held_precision_is_reported_once_where_it_is_set_and_left_for_a_person():
+    options = ScanOptions(target="neuron")
+    findings = [f for f in scan_source(LIGHTNING, "train.py", "python", options) if f.rule_id == "NRN312"]
+    # Two calls read the name: one finding, on the literal a person changes.
+    assert [(f.span.line, f.snippet) for f in findings] == [(4, '"16-mixed"')]
+    assert not findings[0].fix.available
+    outcome = fix_source(LIGHTNING, "train.py", "python", options, unsafe=True)
+    assert outcome.source == LIGHTNING
+    reasons = [reason for f, reason in outcome.manual if f.rule_id == "NRN312"]
+    assert reasons and "`precision`" in reasons[0]
+
+
+def test_a_module_setting_read_in_a_function_points_at_its_own_line():
+    source = textwrap.dedent("""\
+        from transformers import TrainingArguments
+
+        LOG_EVERY = 10
+        FP16 = True
+
+
+        def build():
+            return TrainingArguments(output_dir="out", fp16=FP16, logging_steps=LOG_EVERY)
+        """)
+    findings = [f for f in scan_source(source, "train.py", "python", ScanOptions()) if f.rule_id == "NRN313"]
+    assert [(f.span.line, f.span.column, f.snippet) for f in findings] == [(4, 8, "True")]
+
+
+def test_a_name_rebound_in_a_with_block_or_by_a_global_is_not_followed():
+    source = textwrap.dedent("""\
+        import lightning as L
+
+        precision = "16-mixed"
+
+        def main(cfg):
+            global precision
+            precision = cfg.precision
+            return L.Trainer(precision=precision)
+
+        def other(open_config):
+            mode = "16-mixed"
+            with open_config() as mode:
+                return L.Trainer(precision=mode)
+        """)
+    assert [f.rule_id for f in scan_source(source, "train.py", "python", ScanOptions()) if f.rule_id == "NRN312"] == []
+
+
+def test_a_backend_name_keeps_its_fix():
+    # `backend = "nccl"` then `init_process_group(backend=backend)`: the engine already follows
+    # the name as a backend and rewrites the value per device; the held-value path must not turn
+    # that into a finding for a person.
+    source = textwrap.dedent("""\
+        import torch.distributed as dist
+
+        def setup():
+            backend = "nccl"
+            dist.init_process_group(backend=backend)
+        """)
+    findings = [f for f in scan_source(source, "train.py", "python", ScanOptions()) if f.rule_id == "NRN401"]
+    assert len(findings) == 1 and findings[0].fix.available
+    outcome = fix_source(source, "train.py", "python", ScanOptions())
+    assert 'backend = "nccl"' not in outcome.source
