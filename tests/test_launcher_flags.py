@@ -112,3 +112,19 @@ def test_a_second_fix_finds_nothing_left_when_dropping_a_flag_joins_two_others(k
         assert subprocess.run(["bash", "-n"], input=once, text=True).returncode == 0
     else:
         json.loads(re.search(r"CMD (\[.*\])", once).group(1))
+
+
+def test_lightning_backend_variable_is_reported_and_does_not_hold_back_the_files_fix():
+    # NRN410 (Lightning ignores the variable since 1.8) is for a person; setting a variable runs
+    # anywhere, so the rest of the file is still rewritten.
+    source = (
+        "import os\n"
+        "import torch.distributed as dist\n"
+        "os.environ[\"PL_TORCH_DISTRIBUTED_BACKEND\"] = \"nccl\"\n"
+        "dist.init_process_group(backend=\"nccl\")\n"
+    )
+    findings = scan_source(source, "train.py", "python", ScanOptions())
+    assert sorted(f.rule_id for f in findings) == ["NRN401", "NRN410"]
+    outcome = fix_source(source, "train.py", "python", ScanOptions())
+    assert 'init_process_group(backend="nccl")' not in outcome.source
+    assert [f.rule_id for f, _ in outcome.manual] == ["NRN410"]
