@@ -128,3 +128,17 @@ def test_lightning_backend_variable_is_reported_and_does_not_hold_back_the_files
     outcome = fix_source(source, "train.py", "python", ScanOptions())
     assert 'init_process_group(backend="nccl")' not in outcome.source
     assert [f.rule_id for f, _ in outcome.manual] == ["NRN410"]
+
+
+@pytest.mark.parametrize("kind, name", [("shell", "train.sh"), ("dockerfile", "Dockerfile")])
+def test_a_flag_split_from_its_value_by_a_continued_line_is_reported_for_a_person(kind, name):
+    text = ("RUN " if kind == "dockerfile" else "") + "torchrun train.py \\\n    --mixed_precision \\\n    fp16 \\\n    --dist-backend \\\n    nccl\n"
+    if kind == "dockerfile":
+        text = "FROM python:3.11-slim\n" + text
+    first = 3 if kind == "dockerfile" else 2
+    findings = scan_source(text, name, kind, ScanOptions(target="neuron"))
+    assert sorted((f.rule_id, f.span.line, f.span.end_line) for f in findings) == [
+        ("NRN311", first, first + 1), ("NRN406", first + 2, first + 3)]
+    outcome = fix_source(text, name, kind, ScanOptions(target="neuron"), unsafe=True)
+    assert outcome.source == text
+    assert all("continued line" in reason for _, reason in outcome.manual)

@@ -148,6 +148,8 @@ class Context(cst.CSTVisitor):
         self.dtype_ctx: set[int] = set()
         self.env_ctx: set[int] = set()
         self.env_reads: set[int] = set()  # environment keys only read: os.environ.get(X), getenv(X), X in os.environ, os.environ[X]
+        self.env_values: dict[int, cst.BaseExpression] = {}  # an environment key set -> the value it is set to
+        self.once_reported: set[str] = set()  # rules of `once` string matchers that reported in this file
         self.env_lists: dict[int, int] = {}  # a name in a list of variable names -> the list
         self.env_lists_reported: set[tuple[str, int]] = set()
         self.fstrings = 0
@@ -370,6 +372,9 @@ class Context(cst.CSTVisitor):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         self.store_targets.update(id(t.target) for t in node.targets if isinstance(t.target, cst.Subscript))
+        for t in node.targets:
+            if isinstance(t.target, cst.Subscript) and len(t.target.slice) == 1 and isinstance(t.target.slice[0].slice, cst.Index):
+                self.env_values[id(t.target.slice[0].slice.value)] = node.value  # read only for environment keys
         if all(isinstance(t.target, cst.Subscript) for t in node.targets):
             self.records.add(id(node.value))  # version_info["cuda"] = torch.version.cuda
         if isinstance(node.value, (cst.Attribute, cst.Name)) and any(
@@ -456,6 +461,7 @@ class Context(cst.CSTVisitor):
 
     def visit_DictElement(self, node: cst.DictElement) -> None:
         self.env_ctx.add(id(node.key))  # {"CUDA_VISIBLE_DEVICES": "0"} as an environment for a process
+        self.env_values[id(node.key)] = node.value
         self.records.add(id(node.value))  # {"cuda_version": torch.version.cuda}: recorded, nothing decided
         key = _string_value(node.key)
         if key is not None and DEVICE_NAME.search(key):
@@ -750,6 +756,8 @@ class Context(cst.CSTVisitor):
         # (setenv/delenv: pytest's monkeypatch; `env.setdefault("NCCL_DEBUG", ...)`: a child's environment)
         if env_call and positional:
             self.env_ctx.add(id(positional[0].value))
+            if len(positional) > 1:
+                self.env_values[id(positional[0].value)] = positional[1].value  # setdefault, putenv, setenv
             if attr == "delenv" and self.is_test:
                 self.scaffold[id(positional[0].value)] = "the test unsets it to isolate itself from the caller's environment"
             if attr == "get" or qname == "os.getenv":

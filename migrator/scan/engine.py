@@ -223,15 +223,18 @@ def scan_text(text: str, path: str, file_kind: str, index: RuleIndex, target: st
             once.add(-id(p))
     if not rules:
         return findings
-    for lineno, line in enumerate(split_lines(text), start=1):
+    lines = split_lines(text)
+    for lineno, line in enumerate(lines, start=1):
         if line.lstrip().startswith("#"):
             continue
+        matched: set[str] = set()
         for pattern, rule in rules:
             if id(pattern) in once:
                 continue
             for m in pattern.finditer(line):
                 if -id(pattern) in once:
                     once.add(id(pattern))  # `once`: this was the file's first match
+                matched.add(rule.id)
                 # A pattern's `value` group, where it has one, is what the message names
                 # (`16-mixed` of `precision: 16-mixed`).
                 value = m.group("value") if "value" in m.re.groupindex and m.group("value") is not None else m.group(0)
@@ -240,4 +243,41 @@ def scan_text(text: str, path: str, file_kind: str, index: RuleIndex, target: st
                 span = Span(lineno + line_offset, m.start() + 1, lineno + line_offset, m.end() + 1)
                 findings.append(_finding(cand, path, target, span, line.strip()[:200], cell, is_test))
                 break
+        if file_kind in ("shell", "dockerfile") and line.endswith("\\") and lineno < len(lines):
+            findings.extend(_across_continuation(rules, once, matched, line, lines[lineno], lineno + line_offset,
+                                                 path, target, file_kind, cell, is_test))
     return findings
+
+
+def _across_continuation(rules: list, once: set[int], matched: set[str], line: str, following: str, lineno: int,
+                         path: str, target: str, file_kind: str, cell: int | None, is_test: bool) -> list[Finding]:
+    """Matches that a `\\`-continued line splits (`--backend \\` then `nccl`): each line alone
+    misses them. Read on the two lines joined by one space, reported over both, for a person
+    (a text fix rewrites one line)."""
+    head = line[:-1]
+    tail = following.lstrip(" \t")
+    lead = len(following) - len(tail)
+    joined = f"{head} {tail}"
+    out: list[Finding] = []
+    alone: set[str] | None = None  # rules that match the following line by itself (its own finding)
+    for pattern, rule in rules:
+        if id(pattern) in once or rule.id in matched:
+            continue
+        for m in pattern.finditer(joined):
+            if m.start() >= len(head) or m.end() <= len(head) + 1:
+                continue  # wholly on one line: that line's own scan reports it
+            if alone is None:
+                alone = {r.id for p, r in rules if p.search(following)}
+            if rule.id in alone:
+                break
+            if -id(pattern) in once:
+                once.add(id(pattern))
+            value = m.group("value") if "value" in m.re.groupindex and m.group("value") is not None else m.group(0)
+            cand = Candidate(rule, None, {"value": " ".join(value.split())}, {
+                "line": lineno, "line_text": joined, "file_kind": file_kind,
+                "manual_reason": "split over a continued line: change both lines by hand"})
+            span = Span(lineno, m.start() + 1, lineno + 1, m.end() - len(head) - 1 + lead + 1)
+            out.append(_finding(cand, path, target, span, joined.strip()[:200], cell, is_test))
+            matched.add(rule.id)
+            break
+    return out

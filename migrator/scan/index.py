@@ -41,6 +41,8 @@ class RuleIndex:
         self.text: list[tuple[re.Pattern[str], RuleSpec, tuple[str, ...]]] = []
         # A text matcher's file-wide conditions, by id of its compiled pattern: (unless_file_matches, once).
         self.text_options: dict[int, tuple[Any, bool]] = {}
+        # A string matcher's: (unless_file_matches, once, remote_value).
+        self.string_options: dict[int, tuple[Any, bool, bool]] = {}
         self.unless_keywords: dict[tuple[str, str], frozenset[str]] = {}
         self.builtins: dict[str, list[tuple[RuleSpec, dict[str, Any]]]] = {}
         self.unless_wrapped: dict[tuple[str, str], frozenset[str]] = {}
@@ -132,7 +134,11 @@ class RuleIndex:
                     need("nccl", (('"nccl"',), ("'nccl'",), ("cuda:nccl",)))
                     need("NCCL", (('"NCCL"',), ("'NCCL'",)))  # Backend("NCCL") is "nccl"
                 elif kind == "string":
-                    self.strings.append((self.pattern(m["pattern"], rule), rule, m.get("context"), tuple(m.get("file_names", ()))))
+                    compiled = self.pattern(m["pattern"], rule)
+                    self.strings.append((compiled, rule, m.get("context"), tuple(m.get("file_names", ()))))
+                    if m.get("unless_file_matches") or m.get("once") or m.get("remote_value"):
+                        unless = self.pattern(m["unless_file_matches"], rule) if m.get("unless_file_matches") else None
+                        self.string_options[id(compiled)] = (unless, bool(m.get("once")), bool(m.get("remote_value")))
                     token = _literal_token(m["pattern"])
                     if m.get("file_names"):
                         self._by_file_name.append((frozenset(m["file_names"]), token.encode()))

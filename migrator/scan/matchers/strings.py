@@ -84,6 +84,9 @@ def _match_patterns(ctx: Any, node: cst.SimpleString | cst.FormattedString, text
             # ["--mixed_precision", "fp16"]: the flag and its value as two items of one list.
             found = pattern.search(joined := f"{value} {ctx.next_words[id(node)]}")
             value = joined if found else value
+        options = ctx.index.string_options.get(id(pattern)) if found else None
+        if options is not None and not _options_hold(ctx, node, rule, options):
+            continue
         if found and (context not in ("env", "env-set") or id(node) in ctx.env_ctx):
             names_list = ctx.env_lists.get(id(node)) if context in ("env", "env-set") else None
             if names_list is not None:
@@ -92,3 +95,21 @@ def _match_patterns(ctx: Any, node: cst.SimpleString | cst.FormattedString, text
                 ctx.env_lists_reported.add((rule.id, names_list))
             ctx.add(rule, node, value=value)
             reported.add(rule.id)
+            if options is not None and options[1]:
+                ctx.once_reported.add(rule.id)
+
+
+_LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1", "0.0.0.0")
+
+
+def _options_hold(ctx: Any, node: cst.CSTNode, rule: Any, options: tuple[Any, bool, bool]) -> bool:
+    """A string rule's file-wide conditions (`unless_file_matches`, `once`) and `remote_value`."""
+    unless, once, remote = options
+    if once and rule.id in ctx.once_reported:
+        return False
+    if remote:
+        value = ctx.env_values.get(id(node))
+        if value is None or _string_value(value) in _LOCAL_HOSTS or (
+                isinstance(value, cst.Call) and _string_value(value.args[0].value if value.args else value) in _LOCAL_HOSTS):
+            return False  # not set here, or set to this host (`= "localhost"`, `str("127.0.0.1")`)
+    return unless is None or unless.search(ctx._module_code()) is None
