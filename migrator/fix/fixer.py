@@ -712,18 +712,25 @@ def _insert_helpers(module: cst.Module, helpers: list[dict[str, Any]], names: di
 
 def _add_imports(module: cst.Module, context: CodemodContext) -> cst.Module:
     """`module.visit(AddImportsVisitor(context))`, walking only the statements it reads or
-    changes: the docstring, the leading import lines and the first statement after them (it
-    gets the blank line). The visitor reads and rewrites nothing below them; the rest of the
-    body is put back as it is (a walk of a large module is most of the time of its fix)."""
+    changes: the docstring and the leading import lines. Of the first statement after them it
+    changes only the blank lines before it, so it is stood in for by a `pass` with the same
+    leading lines (a large function there would be walked whole). The visitor reads and
+    rewrites nothing below; the rest of the body is put back as it is (a walk of a large module
+    is most of the time of its fix)."""
     body = module.body
     start = 1 if body and _docstring_or_strict(body[0]) else 0
     end = start
     while end < len(body) and _single_import(body[end]):
         end += 1
-    if end + 1 >= len(body):
+    if end >= len(body):
         return module.visit(AddImportsVisitor(context))
-    head = module.with_changes(body=body[:end + 1]).visit(AddImportsVisitor(context))
-    return head.with_changes(body=[*head.body, *body[end + 1:]])
+    following = body[end]
+    proxy = cst.SimpleStatementLine(body=[cst.Pass()], leading_lines=following.leading_lines)
+    head = module.with_changes(body=[*body[:end], proxy]).visit(AddImportsVisitor(context))
+    *before, stand_in = head.body  # new imports go before the first statement after the imports
+    if list(stand_in.leading_lines) != list(following.leading_lines):
+        following = following.with_changes(leading_lines=stand_in.leading_lines)
+    return head.with_changes(body=[*before, following, *body[end + 1:]])
 
 
 def _single_import(stmt: cst.CSTNode) -> bool:

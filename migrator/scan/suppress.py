@@ -69,6 +69,7 @@ def apply_suppressions(findings: Sequence[Finding], lines_of: Callable[[int | No
     kept: list[Finding] = []
     used: dict[tuple[int | None, int], set[str]] = {}
     file_codes: dict[int | None, list[list[str] | None]] = {}
+    line_codes: dict[tuple[int | None, int], tuple[list[str] | None] | None] = {}  # a line's noqa codes, if it has a noqa
 
     def file_level(cell: int | None) -> list[list[str] | None]:
         if cell not in file_codes:
@@ -84,9 +85,13 @@ def apply_suppressions(findings: Sequence[Finding], lines_of: Callable[[int | No
         lines = lines_of(finding.cell)
         suppressed = False
         for lineno in range(finding.span.line, min(finding.span.end_line, len(lines)) + 1):
-            m = NOQA.search(lines[lineno - 1]) if lineno - 1 < len(lines) else None
-            if m and not FILE_NOQA.match(lines[lineno - 1]):
-                codes = _split(m.group("codes"))
+            key = (finding.cell, lineno)
+            if key not in line_codes:  # each line read once, however many findings it holds
+                m = NOQA.search(lines[lineno - 1]) if lineno - 1 < len(lines) else None
+                line_codes[key] = (_split(m.group("codes")),) if m and not FILE_NOQA.match(lines[lineno - 1]) else None
+            entry = line_codes[key]
+            if entry is not None:
+                codes = entry[0]
                 if _covers(codes, finding.rule_id):
                     suppressed = True
                     used.setdefault((finding.cell, lineno), set()).update(

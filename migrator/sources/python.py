@@ -75,10 +75,14 @@ def noqa_may_apply(found: list[Finding], lines: list[str]) -> bool:
     raw lines suppress exactly what the comment-only lines would (suppress.py)."""
     if not found:
         return False
+    # Each line is read once, however many findings it holds (one line may hold thousands).
+    checked: set[int] = set()
     for finding in found:
         for number in range(finding.span.line, min(finding.span.end_line, len(lines)) + 1):
-            if "noqa" in lines[number - 1].lower():
-                return True
+            if number not in checked:
+                checked.add(number)
+                if "noqa" in lines[number - 1].lower():
+                    return True
     return any("noqa" in line.lower() and "neuron-migrator" in line.lower() for line in lines)
 
 
