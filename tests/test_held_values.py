@@ -7,6 +7,8 @@ names the engine already followed keep their fix.
 
 import textwrap
 
+import pytest
+
 from migrator.api import fix_source, scan_source
 from migrator.core.options import ScanOptions
 
@@ -85,3 +87,33 @@ def test_a_backend_name_keeps_its_fix():
     assert len(findings) == 1 and findings[0].fix.available
     outcome = fix_source(source, "train.py", "python", ScanOptions())
     assert 'backend = "nccl"' not in outcome.source
+
+
+@pytest.mark.parametrize("rebinding", [
+    "def precision():\n    pass",
+    "class precision:\n    pass",
+    "from config import *",
+    "def set_mode(v):\n    global precision\n    precision = v",
+    "match cfg:\n    case [*precision]:\n        pass",
+    "match cfg:\n    case {**precision}:\n        pass",
+    "del precision",
+])
+def test_a_name_bound_any_other_way_is_not_followed(rebinding):
+    # Found by the hostile-input helper: each of these rebinds the name, so what a plain
+    # assignment gave it is no longer known.
+    source = f'import lightning as L\nprecision = "16-mixed"\n{rebinding}\nL.Trainer(precision=precision)\n'
+    assert [f.rule_id for f in scan_source(source, "train.py", "python", ScanOptions()) if f.rule_id == "NRN312"] == []
+
+
+def test_a_value_also_set_in_a_branch_on_cuda_is_chosen_per_device():
+    source = textwrap.dedent("""\
+        import torch
+        from transformers import TrainingArguments
+
+        use_fp16 = True
+        if not torch.cuda.is_available():
+            use_fp16 = False
+        args = TrainingArguments(output_dir="out", fp16=use_fp16)
+        """)
+    assert [f.rule_id for f in scan_source(source, "train.py", "python", ScanOptions()) if f.rule_id == "NRN313"] == []
+

@@ -142,3 +142,24 @@ def test_a_flag_split_from_its_value_by_a_continued_line_is_reported_for_a_perso
     outcome = fix_source(text, name, kind, ScanOptions(target="neuron"), unsafe=True)
     assert outcome.source == text
     assert all("continued line" in reason for _, reason in outcome.manual)
+
+
+@pytest.mark.parametrize("text, expected", [
+    # A flag at the start of an unindented continued line.
+    ("torchrun \\\n--dist-backend \\\nnccl \\\n--mixed_precision \\\nfp16 train.py\n", [("NRN406", 2, 3), ("NRN311", 4, 5)]),
+    # The same rule wholly on the following line does not hide the split one.
+    ("torchrun train.py --dist-backend \\\n    nccl --backend nccl\n", [("NRN406", 1, 2), ("NRN406", 2, 2)]),
+    # The shell removes backslash and line end: `--dist-backend=\` + `nccl` is `--dist-backend=nccl` ...
+    ("torchrun t.py --dist-backend=\\\nnccl\n", [("NRN406", 1, 2)]),
+    # ... and `--dist-backend\` + `nccl` is one word, `--dist-backendnccl`.
+    ("torchrun t.py --dist-backend\\\nnccl\n", []),
+    # A backslash inside a comment continues nothing.
+    ("torchrun t.py # --dist-backend \\\n nccl\n", []),
+    # A single-node launch split over lines is not a multi-node one (NRN409) ...
+    ("torchrun \\\n  --nnodes \\\n  1 t.py\ntorchrun --master_addr \\\n  127.0.0.1 t.py\n", []),
+    # ... and a multi-node one is.
+    ("torchrun --nnodes \\\n  2 t.py\n", [("NRN409", 1, 2)]),
+])
+def test_continued_lines_are_read_as_the_shell_joins_them(text, expected):
+    findings = scan_source(text, "train.sh", "shell", ScanOptions(target="neuron"))
+    assert [(f.rule_id, f.span.line, f.span.end_line) for f in findings] == expected

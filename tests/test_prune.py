@@ -282,6 +282,29 @@ CASES = {
             L.Trainer(precision=precision)
             return TrainingArguments(output_dir="out", fp16=FP16)
         """, [6, 10]),
+    # Every other way to bind a held name stops values.ModuleValues from following it, so the
+    # statements that do it stay (hostile-input helper: each of these changed the findings).
+    "held names rebound by except-as, del, a global in a function and a star import": ("""
+        import lightning as L
+        precision = "16-mixed"
+        FP16 = True
+        NOTE = 1
+        try:
+            pass
+        except Exception as precision:
+            pass
+
+        def f():
+            global FP16
+            unrelated = 2
+            FP16 = False
+
+        if NOTE:
+            from cfgmod import *
+        L.Trainer(precision=precision)
+        L.Fabric(precision=FP16)
+        L.Trainer(precision="16-mixed")
+        """, [6, 14]),
     "function body: a global the function passes as a device": ("""
         import torch
         place = "cuda:1"

@@ -150,6 +150,8 @@ class Context(cst.CSTVisitor):
         self.env_reads: set[int] = set()  # environment keys only read: os.environ.get(X), getenv(X), X in os.environ, os.environ[X]
         self.env_values: dict[int, cst.BaseExpression] = {}  # an environment key set -> the value it is set to
         self.once_reported: set[str] = set()  # rules of `once` string matchers that reported in this file
+        self.held_read: set[tuple[int, str, str, int]] = set()  # (scope, name, rule, matcher) argument._match_held read
+        self.moves: dict[str, list[tuple[int, bool]]] | None = None  # reference._moves: the file's moves by name, read once
         self.env_lists: dict[int, int] = {}  # a name in a list of variable names -> the list
         self.env_lists_reported: set[tuple[str, int]] = set()
         self.fstrings = 0
@@ -458,10 +460,12 @@ class Context(cst.CSTVisitor):
     def visit_Dict(self, node: cst.Dict) -> None:
         for value in cuda_entries(node):  # {"cuda": torch.cuda.empty_cache, "xpu": torch.xpu.empty_cache}
             self.vendor_arms.update(dict.fromkeys(_subtree_ids(value), (id(value), False)))
+        if any(isinstance(e, cst.StarredDictElement) and (dotted_name(e.value) or "").endswith("environ") for e in node.elements):
+            # {**os.environ, "MASTER_ADDR": host}: a child process's environment, its values set
+            self.env_values.update((id(e.key), e.value) for e in node.elements if isinstance(e, cst.DictElement))
 
     def visit_DictElement(self, node: cst.DictElement) -> None:
         self.env_ctx.add(id(node.key))  # {"CUDA_VISIBLE_DEVICES": "0"} as an environment for a process
-        self.env_values[id(node.key)] = node.value
         self.records.add(id(node.value))  # {"cuda_version": torch.version.cuda}: recorded, nothing decided
         key = _string_value(node.key)
         if key is not None and DEVICE_NAME.search(key):
@@ -756,8 +760,8 @@ class Context(cst.CSTVisitor):
         # (setenv/delenv: pytest's monkeypatch; `env.setdefault("NCCL_DEBUG", ...)`: a child's environment)
         if env_call and positional:
             self.env_ctx.add(id(positional[0].value))
-            if len(positional) > 1:
-                self.env_values[id(positional[0].value)] = positional[1].value  # setdefault, putenv, setenv
+            if len(positional) > 1 and (attr in ("setdefault", "putenv", "setenv") or qname == "os.putenv"):
+                self.env_values[id(positional[0].value)] = positional[1].value  # set, not popped or read with a default
             if attr == "delenv" and self.is_test:
                 self.scaffold[id(positional[0].value)] = "the test unsets it to isolate itself from the caller's environment"
             if attr == "get" or qname == "os.getenv":

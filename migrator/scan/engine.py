@@ -252,31 +252,36 @@ def scan_text(text: str, path: str, file_kind: str, index: RuleIndex, target: st
 def _across_continuation(rules: list, once: set[int], matched: set[str], line: str, following: str, lineno: int,
                          path: str, target: str, file_kind: str, cell: int | None, is_test: bool) -> list[Finding]:
     """Matches that a `\\`-continued line splits (`--backend \\` then `nccl`): each line alone
-    misses them. Read on the two lines joined by one space, reported over both, for a person
-    (a text fix rewrites one line)."""
+    misses them. Read on the two lines joined as the shell joins them (the backslash and the
+    line end removed), reported over both, for a person (a text fix rewrites one line)."""
     head = line[:-1]
-    tail = following.lstrip(" \t")
-    lead = len(following) - len(tail)
-    joined = f"{head} {tail}"
+    if re.search(r"(^|\s)#", head):
+        return []  # the backslash is inside a comment: it continues nothing
+    pad = " " if head[:1] == "-" else ""  # a flag at the start of a continued line still starts a word
+    joined = pad + head + following
+    split = len(pad) + len(head)  # offsets from here on are on the following line
     out: list[Finding] = []
-    alone: set[str] | None = None  # rules that match the following line by itself (its own finding)
+    alone: dict[str, set[int]] | None = None  # per rule, where its matches on the following line alone end
     for pattern, rule in rules:
         if id(pattern) in once or rule.id in matched:
             continue
         for m in pattern.finditer(joined):
-            if m.start() >= len(head) or m.end() <= len(head) + 1:
+            if m.start() >= split or m.end() <= split:
                 continue  # wholly on one line: that line's own scan reports it
             if alone is None:
-                alone = {r.id for p, r in rules if p.search(following)}
-            if rule.id in alone:
-                break
+                alone = {}
+                for p, r in rules:
+                    for own in p.finditer(following):
+                        alone.setdefault(r.id, set()).add(own.end())
+            if m.end() - split in alone.get(rule.id, ()):
+                continue  # the same text the following line reports by itself
             if -id(pattern) in once:
                 once.add(id(pattern))
             value = m.group("value") if "value" in m.re.groupindex and m.group("value") is not None else m.group(0)
             cand = Candidate(rule, None, {"value": " ".join(value.split())}, {
                 "line": lineno, "line_text": joined, "file_kind": file_kind,
                 "manual_reason": "split over a continued line: change both lines by hand"})
-            span = Span(lineno, m.start() + 1, lineno + 1, m.end() - len(head) - 1 + lead + 1)
+            span = Span(lineno, max(m.start() - len(pad), 0) + 1, lineno + 1, m.end() - split + 1)
             out.append(_finding(cand, path, target, span, joined.strip()[:200], cell, is_test))
             matched.add(rule.id)
             break

@@ -41,8 +41,8 @@ class RuleIndex:
         self.text: list[tuple[re.Pattern[str], RuleSpec, tuple[str, ...]]] = []
         # A text matcher's file-wide conditions, by id of its compiled pattern: (unless_file_matches, once).
         self.text_options: dict[int, tuple[Any, bool]] = {}
-        # A string matcher's: (unless_file_matches, once, remote_value).
-        self.string_options: dict[int, tuple[Any, bool, bool]] = {}
+        # A string matcher's: (unless_file_matches, once, remote_value, value_set).
+        self.string_options: dict[int, tuple[Any, bool, bool, bool]] = {}
         self.unless_keywords: dict[tuple[str, str], frozenset[str]] = {}
         self.builtins: dict[str, list[tuple[RuleSpec, dict[str, Any]]]] = {}
         self.unless_wrapped: dict[tuple[str, str], frozenset[str]] = {}
@@ -136,9 +136,10 @@ class RuleIndex:
                 elif kind == "string":
                     compiled = self.pattern(m["pattern"], rule)
                     self.strings.append((compiled, rule, m.get("context"), tuple(m.get("file_names", ()))))
-                    if m.get("unless_file_matches") or m.get("once") or m.get("remote_value"):
+                    if m.get("unless_file_matches") or m.get("once") or m.get("remote_value") or m.get("value_set"):
                         unless = self.pattern(m["unless_file_matches"], rule) if m.get("unless_file_matches") else None
-                        self.string_options[id(compiled)] = (unless, bool(m.get("once")), bool(m.get("remote_value")))
+                        self.string_options[id(compiled)] = (unless, bool(m.get("once")), bool(m.get("remote_value")),
+                                                             bool(m.get("value_set")))
                     token = _literal_token(m["pattern"])
                     if m.get("file_names"):
                         self._by_file_name.append((frozenset(m["file_names"]), token.encode()))

@@ -15,6 +15,7 @@ scope, and from a function to the module's globals it reads; not across calls or
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, field
 from typing import Iterator
 
@@ -55,6 +56,8 @@ class ScopeValues:
     # `as`, an import, `global`/`nonlocal`, a class body), so what it holds is not known.
     assignments: dict[str, list[tuple[cst.BaseExpression, int]]] = field(default_factory=dict)
     opaque: set[str] = field(default_factory=set)
+    star_import: bool = False  # `from x import *` here: any name may be bound by it
+    device_chosen: set[str] = field(default_factory=set)  # also assigned under an `if` that tests for CUDA/a GPU
 
     def owner(self, name: str) -> "ScopeValues":
         """The scope a use of `name` here refers to: this one if it binds the name, else the enclosing ones."""
@@ -73,8 +76,8 @@ class ScopeValues:
         the index in module.body of its statement; empty when the name is bound any other way
         (a parameter, a loop, an import...) or not at all."""
         owner = self.owner(name)
-        if name not in owner.bound or name in owner.opaque:
-            return []
+        if name not in owner.bound or name in owner.opaque or owner.star_import or name in owner.device_chosen:
+            return []  # (a value also set in a branch on CUDA is chosen per device already)
         return owner.assignments.get(name, [])
 
     def is_index(self, node: cst.BaseExpression) -> bool:
@@ -102,6 +105,19 @@ def _int_like(value: cst.BaseExpression, scope: ScopeValues) -> bool:
     return is_index_attribute(value)
 
 
+def _names_device(test: cst.BaseExpression) -> bool:
+    """An `if` test that names CUDA or a GPU (`torch.cuda.is_available()`, `args.gpu`, `device == "cuda"`)."""
+    stack: list[cst.CSTNode] = [test]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Name) and re.search(r"cuda|gpu", node.value, re.IGNORECASE):
+            return True
+        if isinstance(node, cst.SimpleString) and re.search(r"cuda|gpu", node.value, re.IGNORECASE):
+            return True
+        stack.extend(node.children)
+    return False
+
+
 def _mentions_current_accelerator(value: cst.BaseExpression) -> bool:
     if isinstance(value, cst.BooleanOperation):
         return _mentions_current_accelerator(value.left)
@@ -114,6 +130,7 @@ class _Collect(cst.CSTVisitor):
         self.stack: list[ScopeValues] = []
         self.statement = 0  # index in module.body of the statement walked
         self.classes = [0]  # per scope: the depth of class bodies it is in (a class binds in the enclosing scope)
+        self.device_tests: list[bool] = []  # per enclosing `if`: whether its test names CUDA or a GPU
 
     def visit_Module(self, node: cst.Module) -> None:
         scope = ScopeValues(node)
@@ -121,6 +138,7 @@ class _Collect(cst.CSTVisitor):
         self.stack.append(scope)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._opaque(node.name)  # `def precision(): ...` rebinds the name where it is defined
         scope = ScopeValues(node, parent=self.stack[-1])
         params = node.params
         for param in [*params.posonly_params, *params.params, *params.kwonly_params]:
@@ -141,6 +159,7 @@ class _Collect(cst.CSTVisitor):
         self.classes.pop()
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._opaque(node.name)
         self.classes[-1] += 1
 
     def leave_ClassDef(self, node: cst.ClassDef) -> None:
@@ -184,13 +203,32 @@ class _Collect(cst.CSTVisitor):
     def visit_MatchAs(self, node: cst.MatchAs) -> None:
         self._opaque(node.name)
 
+    def visit_MatchStar(self, node: cst.MatchStar) -> None:
+        self._opaque(node.name)
+
+    def visit_MatchMapping(self, node: cst.MatchMapping) -> None:
+        self._opaque(node.rest)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        if isinstance(node.names, cst.ImportStar):
+            self.stack[-1].star_import = True  # binds names nobody can list
+
     def visit_Global(self, node: cst.Global) -> None:
+        # The name is rebound in the module from inside a function: not followed anywhere.
         for item in node.names:
-            self._opaque(item.name)
+            for scope in self.stack:
+                scope.opaque.add(item.name.value)
 
     def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
         for item in node.names:
-            self._opaque(item.name)
+            for scope in self.stack[1:]:
+                scope.opaque.add(item.name.value)
+
+    def visit_If(self, node: cst.If) -> None:
+        self.device_tests.append(_names_device(node.test))
+
+    def leave_If(self, node: cst.If) -> None:
+        self.device_tests.pop()
 
     def visit_CompFor(self, node: cst.CompFor) -> None:
         self._opaque(node.target)  # its own scope in Python 3; kept apart here only by name
@@ -206,6 +244,8 @@ class _Collect(cst.CSTVisitor):
         if value is None:
             return
         scope.assignments.setdefault(name, []).append((value, self.statement))
+        if any(self.device_tests):
+            scope.device_chosen.add(name)  # `if not torch.cuda.is_available(): use_fp16 = False`
         if _mentions_current_accelerator(value):
             scope.accelerator_names.add(name)
         if isinstance(value, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)):

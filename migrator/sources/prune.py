@@ -279,6 +279,8 @@ class _Facts:
         bound: the part of `stores` values.ModuleValues binds (assignment and loop targets),
             which makes a use of the name in that scope resolve to it.
         own: a function's parameters and the names its body binds.
+        declared: names a `global` or `nonlocal` statement in it declares (a function that
+            rebinds them binds them in an enclosing scope: they stay in its `stores`).
     """
 
     relevant: bool = False
@@ -288,6 +290,8 @@ class _Facts:
     imports: set[str] = field(default_factory=set)
     bound: set[str] = field(default_factory=set)
     own: set[str] = field(default_factory=set)
+    declared: set[str] = field(default_factory=set)  # `global`/`nonlocal` names: bound outside the function
+    star: bool = False  # holds `from x import *` (binds names nobody can list)
 
     def add(self, other: "_Facts") -> None:
         self.relevant = self.relevant or other.relevant
@@ -296,6 +300,8 @@ class _Facts:
         self.stores |= other.stores
         self.imports |= other.imports
         self.bound |= other.bound
+        self.declared |= other.declared
+        self.star = self.star or other.star
 
 
 @dataclass
@@ -342,6 +348,8 @@ class _Reader:
         self.index_uses: set[str] = set()
         self.stores: set[str] = set()
         self.imports: set[str] = set()
+        self.declared: set[str] = set()
+        self.star = False
         self.home = _Scope(None)
         self.seen.heads.update(names)
         for node in nodes:
@@ -357,6 +365,9 @@ class _Reader:
             if owner is None or owner is self.home:
                 facts.exports.add(name)
         facts.stores, facts.imports, facts.bound = self.stores, self.imports, self.home.bound
+        facts.declared = self.declared
+        facts.star = self.star
+        facts.stores |= self.declared  # a function read whole that declares `global x` and binds it
         return facts
 
     def _chain_relevant(self, head: str, parts: Sequence[str], call: ast.Call | None, dtype: bool) -> bool:
@@ -392,8 +403,8 @@ class _Reader:
                 self._chain(head, (), context)
             else:
                 self.unbound.append((head, (), None, False))
-            if scope is self.home and type(node.ctx) is ast.Store:  # type: ignore[attr-defined]
-                self.stores.add(head)
+            if scope is self.home and type(node.ctx) is not ast.Load:  # type: ignore[attr-defined]
+                self.stores.add(head)  # assigned or deleted: values.ModuleValues stops following it
             return
         if kind is ast.Attribute:
             parts: list[str] = []  # attribute names, outermost first
@@ -461,6 +472,11 @@ class _Reader:
         if kind is ast.Call:
             self._call(node, scope)  # type: ignore[arg-type]
             return
+        if kind is ast.Lambda and scope is self.home:
+            args = node.args  # type: ignore[attr-defined]
+            self.stores.update(a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if a is not None)
+        if (kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.ClassDef) and scope is self.home:
+            self.stores.add(node.name)  # type: ignore[attr-defined]
         if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
             inner = _Scope(scope)
             args = node.args  # type: ignore[attr-defined]
@@ -469,6 +485,8 @@ class _Reader:
                     inner.bound.add(arg.arg)
             scope = inner
         elif kind is ast.Import or kind is ast.ImportFrom:
+            if kind is ast.ImportFrom and any(alias.name == "*" for alias in node.names):  # type: ignore[attr-defined]
+                self.star = True
             for local, qname in _import_bindings(node):  # type: ignore[arg-type]
                 self.local.setdefault(local, set()).add(qname)
                 if scope is self.home:
@@ -499,7 +517,7 @@ class _Reader:
         elif kind is ast.For or kind is ast.AsyncFor:
             self._bind(node, kind, scope)
         elif kind in _STRING_NAMES:
-            self._names(node)
+            self._names(node, scope)
         elif kind is ast.Subscript and self.t.mask_names and not self.relevant:
             index = node.slice  # type: ignore[attr-defined]
             if type(index) is ast.Compare or (type(index) is ast.Name and any(p.search(index.id) for p in self.t.mask_names)):
@@ -512,7 +530,7 @@ class _Reader:
             value = getattr(node, name)
             if type(value) is list:
                 for item in value:
-                    if type(item) is ast.Name and (scope is not self.home or type(item.ctx) is not ast.Store):
+                    if type(item) is ast.Name and (scope is not self.home or type(item.ctx) is ast.Load):
                         # The commonest node, read here (as the Name branch of _visit does).
                         head = item.id
                         self.seen.heads.add(head)
@@ -574,11 +592,14 @@ class _Reader:
                 return any(token in value and pattern.search(value) for token, pattern in self.patterns)
         return True  # maybe implicitly concatenated: a part may match on its own
 
-    def _names(self, node: ast.AST) -> None:
+    def _names(self, node: ast.AST, scope: _Scope) -> None:
         """Names libcst holds as Name nodes where `ast` keeps a string (`except E as e`,
-        `global`/`nonlocal`, match captures): the engine resolves them like any Name."""
+        `global`/`nonlocal`, match captures): the engine resolves them like any Name. Each binds
+        its name (values.ModuleValues stops following it): a store, or, for `global`/`nonlocal`,
+        a name bound outside the function."""
         if isinstance(node, (ast.Global, ast.Nonlocal)):
             names: Iterable[str | None] = node.names
+            self.declared.update(node.names)
         elif isinstance(node, ast.MatchMapping):
             names = (node.rest,)
         else:
@@ -586,6 +607,8 @@ class _Reader:
         for name in names:
             if name:
                 self._chain(name, (), None)
+                if scope is self.home:
+                    self.stores.add(name)
 
     def _call(self, node: ast.Call, scope: _Scope) -> None:
         func = node.func
@@ -877,15 +900,19 @@ def left_out(raw: bytes, tree: ast.Module, index: "RuleIndex", path: str = "",
             if function and not saved and raw.find(b"import", starts[stmt.lineno - 1], _end(raw, starts, stmt)) != -1:
                 reader.outer = _function_imports(stmt)  # the outermost function's include its nested ones
             result = reader.read(header, names)
+            result.stores |= set(names)  # `except E as e` binds e
             for block in blocks:
                 for child in block:
                     result.add(read(child))
             reader.outer = saved
+            if isinstance(stmt, ast.ClassDef):
+                result.stores.add(stmt.name)
             if function:
-                # What its body binds is its own: it leaves its free names, nothing it binds.
+                # What its body binds is its own: it leaves its free names, nothing it binds
+                # but its own name and what it declares `global`/`nonlocal`.
                 result.own = _parameters(stmt) | result.bound
                 result.exports -= result.own
-                result.stores, result.imports, result.bound = set(), set(), set()
+                result.stores, result.imports, result.bound = {stmt.name} | result.declared, set(), set()
         facts[id(stmt)] = result
         return result
 
@@ -923,7 +950,9 @@ def left_out(raw: bytes, tree: ast.Module, index: "RuleIndex", path: str = "",
             verdict = keep(stmt, first, last) if keep is not None else DECIDE
             if verdict == KEEP_WHOLE:
                 continue
-            if (verdict == DECIDE and not relevant and alone and not _is_future(stmt) and not _sole_bare_return(stmt, block)
+            if (verdict == DECIDE and not relevant and alone and not _is_future(stmt) and not found.star
+                    and not isinstance(stmt, (ast.Global, ast.Nonlocal))
+                    and not _sole_bare_return(stmt, block)
                     and _unseen(raw, starts, first, last, anywhere)
                     and _unseen(raw, starts, first, last, inside, home) and _cleanly_bounded(raw, starts, first, stmt)):
                 regions.append((first, last, nested, id(block)))

@@ -92,6 +92,10 @@ def _match_held(ctx: Any, rule: RuleSpec, m: dict[str, Any], call: cst.Call, nam
     owner = scope.owner(name.value)
     if name.value in owner.device_names or name.value in owner.backend_names:
         return  # the engine follows these names already (a device or backend context on the value)
+    key = (id(owner), name.value, rule.id, id(m))
+    if key in ctx.held_read:
+        return  # read once per name and matcher, however many calls pass it
+    ctx.held_read.add(key)
     for held, statement in scope.held_values(name.value):
         branches = [held]
         if isinstance(held, cst.IfExp):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import re
 from typing import Any
 
@@ -16,15 +17,17 @@ def in_functions(ctx: Any, names: list[str] | None) -> bool:
 
 
 def _moved_before(ctx: Any, call: cst.Call) -> bool:
-    """The call's first argument is a name the file moves to an accelerator before the call
-    (`model.to(device)`, `model.cuda()`; not `.to("cpu")` or a dtype). Read in the file's own
-    text, which a pruned parse still has (`Context._code`), so a dropped line still counts."""
+    """The call's first argument is a name the file last moved to an accelerator before the call
+    (`model.to(device)`, `model.cuda()`; a later `.to("cpu")` moves it back, a dtype is no move).
+    Read in the file's own text, which a pruned parse still has (`Context._code`), so a dropped
+    line still counts."""
     positional = [a for a in call.args if a.keyword is None and a.star == ""]
     if not positional or not isinstance(positional[0].value, cst.Name):
         return False
     code = ctx._module_code()
+    moves = _moves(ctx, code)
     at = code.find(ctx.module.code_for_node(call))
-    if _moved(positional[0].value.value, code[:at] if at >= 0 else code):
+    if _on_accelerator(moves, positional[0].value.value, at if at >= 0 else len(code)):
         return True
     # `def export(model, example): return torch_neuronx.trace(model, example)`, called as
     # `export(model, ...)` after `model.to(device)`: the move that counts is before that call.
@@ -35,16 +38,46 @@ def _moved_before(ctx: Any, call: cst.Call) -> bool:
     params = [*scope.params.posonly_params, *scope.params.params]
     if not params or params[0].name.value != positional[0].value.value:
         return False
-    for use in re.finditer(rf"(?<![\w.])(?<!def ){re.escape(scope.name.value)}\(\s*(\w+)\s*[,)]", code):
-        if _moved(use.group(1), code[:use.start()]):
+    for use in re.finditer(rf"(?<![\w.])(?<!def ){re.escape(scope.name.value)}\s*\(\s*(\w+)\s*[,)]", code):
+        if not _in_comment(code, use.start()) and _on_accelerator(moves, use.group(1), use.start()):
             return True
     return False
 
 
-def _moved(name: str, before: str) -> bool:
-    """`before` moves `name` to an accelerator: `name.to(device)`, `name.cuda()`."""
-    return re.search(rf"(?<![\w.]){re.escape(name)}\s*\.\s*(?:cuda\(|to\((?!\s*['\"]cpu|\s*(?:torch\.)?(?:float|bfloat|half|int|double|dtype)))",
-                     before) is not None
+_MOVE = re.compile(r"(?<![\w.])(\w+)\s*\.\s*(cuda\(|to\()")
+_NO_MOVE = re.compile(r"\s*(?:torch\.)?(?:float|bfloat|half|int|double|dtype)")
+_TO_CPU = re.compile(r"\s*(?:['\"]cpu\b|(?:torch\.)?device\(\s*['\"]cpu\b)")
+
+
+def _moves(ctx: Any, code: str) -> dict[str, list[tuple[int, bool]]]:
+    """Per name, the offsets of its moves in `code` in order, each True for an accelerator and
+    False for the CPU (dtype casts left out); read once per file."""
+    if ctx.moves is None:
+        moves: dict[str, list[tuple[int, bool]]] = {}
+        for found in _MOVE.finditer(code):
+            rest = code[found.end(): found.end() + 40]
+            if found.group(2) == "to(" and _NO_MOVE.match(rest):
+                continue
+            if _in_comment(code, found.start()):
+                continue
+            to_cpu = found.group(2) == "to(" and _TO_CPU.match(rest) is not None
+            moves.setdefault(found.group(1), []).append((found.start(), not to_cpu))
+        ctx.moves = moves
+    return ctx.moves
+
+
+def _on_accelerator(moves: dict[str, list[tuple[int, bool]]], name: str, at: int) -> bool:
+    """Whether the last move of `name` before offset `at` is to an accelerator."""
+    entries = moves.get(name)
+    if not entries:
+        return False
+    before = bisect.bisect_left(entries, (at, False))  # the moves that start before `at`
+    return before > 0 and entries[before - 1][1]
+
+
+def _in_comment(code: str, at: int) -> bool:
+    """A `#` earlier on the same line (a comment, or text in a string: either way not a call)."""
+    return "#" in code[code.rfind("\n", 0, at) + 1: at]
 
 
 def _conditions_hold(ctx: Any, m: dict[str, Any], node: cst.CSTNode, call: cst.Call | None) -> bool:

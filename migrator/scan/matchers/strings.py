@@ -102,14 +102,15 @@ def _match_patterns(ctx: Any, node: cst.SimpleString | cst.FormattedString, text
 _LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1", "0.0.0.0")
 
 
-def _options_hold(ctx: Any, node: cst.CSTNode, rule: Any, options: tuple[Any, bool, bool]) -> bool:
-    """A string rule's file-wide conditions (`unless_file_matches`, `once`) and `remote_value`."""
-    unless, once, remote = options
+def _options_hold(ctx: Any, node: cst.CSTNode, rule: Any, options: tuple[Any, bool, bool, bool]) -> bool:
+    """A string rule's file-wide conditions (`unless_file_matches`, `once`), `value_set` and `remote_value`."""
+    unless, once, remote, value_set = options
     if once and rule.id in ctx.once_reported:
         return False
-    if remote:
-        value = ctx.env_values.get(id(node))
-        if value is None or _string_value(value) in _LOCAL_HOSTS or (
-                isinstance(value, cst.Call) and _string_value(value.args[0].value if value.args else value) in _LOCAL_HOSTS):
-            return False  # not set here, or set to this host (`= "localhost"`, `str("127.0.0.1")`)
+    value = ctx.env_values.get(id(node))
+    if (value_set or remote) and value is None:
+        return False  # an environment key not set here: read, popped, unset, or only named
+    if remote and (_string_value(value) in _LOCAL_HOSTS or (
+            isinstance(value, cst.Call) and value.args and _string_value(value.args[0].value) in _LOCAL_HOSTS)):
+        return False  # set to this host (`= "localhost"`, `str("127.0.0.1")`)
     return unless is None or unless.search(ctx._module_code()) is None
