@@ -22,7 +22,7 @@ from typing import Iterator
 import libcst as cst
 
 from migrator.scan.resolve import dotted_name
-from migrator.scan.walk import walk
+from migrator.scan.walk import syntax_fields, walk
 from migrator.scan.words import BACKEND_CALLS, INDEX_CALLS, INDEX_NAME, NPROCS_KEYWORDS, TRACKED_DEVICE_KEYWORDS
 
 __all__ = ["ScopeValues", "ModuleValues", "Parents", "INDEX_NAME", "is_index_attribute", "is_cuda_test", "cuda_branch", "string_value"]
@@ -114,7 +114,12 @@ def _names_device(test: cst.BaseExpression) -> bool:
             return True
         if isinstance(node, cst.SimpleString) and re.search(r"cuda|gpu", node.value, re.IGNORECASE):
             return True
-        stack.extend(node.children)
+        for name in syntax_fields(type(node)):  # (libcst's `children` copies every node it returns)
+            value = getattr(node, name)
+            if isinstance(value, cst.CSTNode):
+                stack.append(value)
+            elif isinstance(value, (list, tuple)):
+                stack.extend(v for v in value if isinstance(v, cst.CSTNode))
     return False
 
 
@@ -130,7 +135,14 @@ class _Collect(cst.CSTVisitor):
         self.stack: list[ScopeValues] = []
         self.statement = 0  # index in module.body of the statement walked
         self.classes = [0]  # per scope: the depth of class bodies it is in (a class binds in the enclosing scope)
-        self.device_tests: list[bool] = []  # per enclosing `if`: whether its test names CUDA or a GPU
+        self.device_tests: list[cst.BaseExpression] = []  # the tests of the enclosing `if`s
+        self._device_test: dict[int, bool] = {}  # id(test) -> whether it names CUDA or a GPU
+
+    def _names_device(self, test: cst.BaseExpression) -> bool:
+        known = self._device_test.get(id(test))
+        if known is None:
+            known = self._device_test[id(test)] = _names_device(test)
+        return known
 
     def visit_Module(self, node: cst.Module) -> None:
         scope = ScopeValues(node)
@@ -225,7 +237,7 @@ class _Collect(cst.CSTVisitor):
                 scope.opaque.add(item.name.value)
 
     def visit_If(self, node: cst.If) -> None:
-        self.device_tests.append(_names_device(node.test))
+        self.device_tests.append(node.test)  # read only when a name is assigned under it
 
     def leave_If(self, node: cst.If) -> None:
         self.device_tests.pop()
@@ -244,7 +256,7 @@ class _Collect(cst.CSTVisitor):
         if value is None:
             return
         scope.assignments.setdefault(name, []).append((value, self.statement))
-        if any(self.device_tests):
+        if self.device_tests and any(self._names_device(test) for test in self.device_tests):
             scope.device_chosen.add(name)  # `if not torch.cuda.is_available(): use_fp16 = False`
         if _mentions_current_accelerator(value):
             scope.accelerator_names.add(name)
