@@ -145,6 +145,8 @@ def test_a_flag_split_from_its_value_by_a_continued_line_is_reported_for_a_perso
 
 
 @pytest.mark.parametrize("text, expected", [
+    # A whole flag at the start of an unindented continued line, and one split from its value.
+    ("accelerate launch \\\n--mixed_precision fp16 \\\ntrain.py\n", [("NRN311", 2, 2)]),
     # A flag at the start of an unindented continued line.
     ("torchrun \\\n--dist-backend \\\nnccl \\\n--mixed_precision \\\nfp16 train.py\n", [("NRN406", 2, 3), ("NRN311", 4, 5)]),
     # The same rule wholly on the following line does not hide the split one.
