@@ -105,7 +105,12 @@ class RuleIndex:
                 elif kind == "argument":
                     if m.get("callee"):
                         self.callee_arguments.append((self.pattern(m["callee"], rule), rule, m))
-                        need(m["name"], ((m["name"],),))
+                        # The keyword, every `with_keywords` one and, with `in_functions`, one of
+                        # those function names: each is in the text of a file the matcher can match.
+                        alternatives: tuple[tuple[str, ...], ...] = ((m["name"], *m.get("with_keywords", ())),)
+                        if m.get("in_functions"):
+                            alternatives = tuple((*alt, f) for alt in alternatives for f in m["in_functions"])
+                        need(m["name"], alternatives)
                     for q in m.get("qualified_names", ()):
                         self.arguments.setdefault(q, []).append((rule, m))
                         if not m.get("value_calls"):
