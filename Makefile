@@ -64,7 +64,8 @@ demo: $(DEMO_VENV)/.done
 	@echo "== 1. scan samples/ (target: portable)"
 	$(DEMO_VENV)/bin/neuron-migrator scan samples --fail-on never --statistics
 	@echo "== 2. fix samples/train_amp.py (diff only; nothing is written)"
-	-$(DEMO_VENV)/bin/neuron-migrator fix samples/train_amp.py
+	@# exit 1 means "files would change" (the point of this step); 2 would be a tool error
+	$(DEMO_VENV)/bin/neuron-migrator fix samples/train_amp.py; rc=$$?; [ $$rc -le 1 ]
 	@echo "== 3. scan installed packages: torch itself (PyTorch's own source is one NRN002 finding), then transformers (real third-party code; full report in $(OUT)/transformers-scan.txt)"
 	$(DEMO_VENV)/bin/neuron-migrator scan "$$($(DEMO_VENV)/bin/python -c 'import os, importlib.util as u; print(os.path.dirname(u.find_spec("torch").origin))')" --fail-on never
 	$(DEMO_VENV)/bin/neuron-migrator scan "$$($(DEMO_VENV)/bin/python -c 'import os, importlib.util as u; print(os.path.dirname(u.find_spec("transformers").origin))')" \

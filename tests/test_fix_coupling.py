@@ -334,3 +334,22 @@ def test_a_device_helper_is_not_added_to_a_module_that_imports_torch_only_when_a
     assert "only under a condition" in reasons["NRN102"]
     without_torch = run_without_torch(out.source, tmp_path)
     assert "RESULT [1]" in without_torch.stdout, without_torch.stderr
+
+
+def test_a_finding_only_in_the_rewritten_code_points_at_the_input_line_and_says_so():
+    # `torch.cuda.amp.autocast()` becomes an autocast with `dtype=torch.float16` written out (the
+    # same as on the GPU), which NRN310 then reports. Its column in the rewritten line (52) is past
+    # the end of the input line (new-user helper): the input position is the original line.
+    source = (
+        "import torch\n"
+        "\n"
+        "def step(model, x):\n"
+        "    with torch.cuda.amp.autocast():\n"
+        "        return model(x)\n"
+    )
+    outcome = fix(source)
+    left = [(outcome.as_before(f), why) for f, why in outcome.manual if f.rule_id == "NRN310"]
+    assert len(left) == 1
+    finding, why = left[0]
+    assert (finding.span.line, finding.span.column, finding.span.end_column) == (4, 5, len("    with torch.cuda.amp.autocast():") + 1)
+    assert "as rewritten" in why

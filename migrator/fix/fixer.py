@@ -885,15 +885,35 @@ def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False,
     unmatched = list(initial or [])
     to_input = mapper(new_source)
     # A scan is a function of the module: when the last pass changed nothing, its scan stands.
+    lines: tuple[list[str], list[str]] | None = None
     for finding in (scanned[1] if scanned is not None and scanned[0] is module else scan(module)):
         reason = allowed(finding, unsafe) if renderer else "target is scan-only"
         key = (finding.rule_id, finding.snippet)
-        outcome.manual.append((finding, reason or reasons.get(key, "fix overlapped another and did not converge")))
+        reason = reason or reasons.get(key, "fix overlapped another and did not converge")
         here = to_input(finding).span.line
         earlier = min((f for f in unmatched if (f.rule_id, f.snippet) == key), key=lambda f: abs(f.span.line - here), default=None)
         if earlier is not None:
             unmatched.remove(earlier)
-        outcome.before[id(finding)] = earlier if earlier is not None else to_input(finding)
+            outcome.before[id(finding)] = earlier
+        else:
+            # Only in the rewritten code (`torch.amp.autocast(..., dtype=torch.float16)` written
+            # for `torch.cuda.amp.autocast()` is NRN310's): on a line the rewrite changed, its
+            # columns are the new line's, so the input's position is the whole original line.
+            mapped = to_input(finding)
+            if finding.cell is None:
+                if lines is None:
+                    lines = (split_lines(source if whole is None else whole(source)),
+                             split_lines(new_source if whole is None else whole(new_source)))
+                old, new = lines
+                before_line = old[mapped.span.line - 1] if 0 < mapped.span.line <= len(old) else None
+                after_line = new[finding.span.line - 1] if 0 < finding.span.line <= len(new) else None
+                if before_line is not None and before_line != after_line:
+                    indent = len(before_line) - len(before_line.lstrip())
+                    mapped = replace(mapped, span=replace(mapped.span, column=indent + 1, end_line=mapped.span.line,
+                                                          end_column=len(before_line) + 1))
+                    reason += " (found in the code as rewritten)"
+            outcome.before[id(finding)] = mapped
+        outcome.manual.append((finding, reason))
     return outcome
 
 
