@@ -235,10 +235,7 @@ def scan_text(text: str, path: str, file_kind: str, index: RuleIndex, target: st
                 if -id(pattern) in once:
                     once.add(id(pattern))  # `once`: this was the file's first match
                 matched.add(rule.id)
-                # A pattern's `value` group, where it has one, is what the message names
-                # (`16-mixed` of `precision: 16-mixed`).
-                value = m.group("value") if "value" in m.re.groupindex and m.group("value") is not None else m.group(0)
-                cand = Candidate(rule, None, {"value": value.strip()},
+                cand = Candidate(rule, None, {"value": _match_value(m).strip()},
                                  {"line": lineno + line_offset, "match": m, "line_text": line, "file_kind": file_kind})
                 span = Span(lineno + line_offset, m.start() + 1, lineno + line_offset, m.end() + 1)
                 findings.append(_finding(cand, path, target, span, line.strip()[:200], cell, is_test))
@@ -247,6 +244,12 @@ def scan_text(text: str, path: str, file_kind: str, index: RuleIndex, target: st
             findings.extend(_across_continuation(rules, once, matched, line, lines[lineno], lineno + line_offset,
                                                  path, target, file_kind, cell, is_test))
     return findings
+
+
+def _match_value(m: re.Match[str]) -> str:
+    """What the message names: the pattern's `value` group where it has one (`16-mixed` of
+    `precision: 16-mixed`), else the whole match."""
+    return m.group("value") if "value" in m.re.groupindex and m.group("value") is not None else m.group(0)
 
 
 def _across_continuation(rules: list, once: set[int], matched: set[str], line: str, following: str, lineno: int,
@@ -277,8 +280,7 @@ def _across_continuation(rules: list, once: set[int], matched: set[str], line: s
                 continue  # the same text the following line reports by itself
             if -id(pattern) in once:
                 once.add(id(pattern))
-            value = m.group("value") if "value" in m.re.groupindex and m.group("value") is not None else m.group(0)
-            cand = Candidate(rule, None, {"value": " ".join(value.split())}, {
+            cand = Candidate(rule, None, {"value": " ".join(_match_value(m).split())}, {
                 "line": lineno, "line_text": joined, "file_kind": file_kind,
                 "manual_reason": "split over a continued line: change both lines by hand"})
             span = Span(lineno, max(m.start() - len(pad), 0) + 1, lineno + 1, m.end() - split + 1)

@@ -105,6 +105,13 @@ def _int_like(value: cst.BaseExpression, scope: ScopeValues) -> bool:
     return is_index_attribute(value)
 
 
+def _param_names(params: cst.Parameters) -> list[cst.Name]:
+    """Every name a parameter list binds, `*args` and `**kwargs` included."""
+    names = [p.name for p in (*params.posonly_params, *params.params, *params.kwonly_params)]
+    names += [star.name for star in (params.star_arg, params.star_kwarg) if isinstance(star, cst.Param)]
+    return names
+
+
 def _names_device(test: cst.BaseExpression) -> bool:
     """An `if` test that names CUDA or a GPU (`torch.cuda.is_available()`, `args.gpu`, `device == "cuda"`)."""
     stack: list[cst.CSTNode] = [test]
@@ -153,15 +160,12 @@ class _Collect(cst.CSTVisitor):
         self._opaque(node.name)  # `def precision(): ...` rebinds the name where it is defined
         scope = ScopeValues(node, parent=self.stack[-1])
         params = node.params
+        for name in _param_names(params):
+            scope.bound.add(name.value)
+            scope.opaque.add(name.value)
         for param in [*params.posonly_params, *params.params, *params.kwonly_params]:
-            scope.bound.add(param.name.value)
-            scope.opaque.add(param.name.value)
             if INDEX_NAME.match(param.name.value):
                 scope.index_names.add(param.name.value)
-        for star in (params.star_arg, params.star_kwarg):
-            if isinstance(star, cst.Param):
-                scope.bound.add(star.name.value)
-                scope.opaque.add(star.name.value)
         self.scopes[id(node)] = scope
         self.stack.append(scope)
         self.classes.append(0)
@@ -202,12 +206,8 @@ class _Collect(cst.CSTVisitor):
 
     def visit_Lambda(self, node: cst.Lambda) -> None:
         # A lambda has no scope here: its parameters hide the enclosing names of the same spelling.
-        params = node.params
-        for param in [*params.posonly_params, *params.params, *params.kwonly_params]:
-            self._opaque(param.name)
-        for star in (params.star_arg, params.star_kwarg):
-            if isinstance(star, cst.Param):
-                self._opaque(star.name)
+        for name in _param_names(node.params):
+            self._opaque(name)
 
     def visit_Del(self, node: cst.Del) -> None:
         self._opaque(node.target)

@@ -104,14 +104,10 @@ def _match_held(ctx: Any, rule: RuleSpec, m: dict[str, Any], call: cst.Call, nam
             branches = [held.body, held.orelse]
         for branch in branches:
             literal: Any = _literal(branch)
-            if literal is None:
-                continue
-            for expected in m["values"]:
-                if literal == expected or (isinstance(expected, str) and isinstance(literal, str) and re.fullmatch(expected, literal)):
-                    reason = f"the value is held in `{name.value}`, passed as `{m['name']}=`: change it where it is set, by hand"
-                    ctx.add(rule, branch, name=qname, value=literal,
-                            context={"call": call, "argument": m, "statement": statement, "manual_reason": reason})
-                    break
+            if literal is not None and _expected(literal, m):
+                reason = f"the value is held in `{name.value}`, passed as `{m['name']}=`: change it where it is set, by hand"
+                ctx.add(rule, branch, name=qname, value=literal,
+                        context={"call": call, "argument": m, "statement": statement, "manual_reason": reason})
 
 
 def _match_literal(ctx: Any, rule: RuleSpec, m: dict[str, Any], call: cst.Call, value: cst.BaseExpression, qname: str) -> None:
@@ -120,11 +116,15 @@ def _match_literal(ctx: Any, rule: RuleSpec, m: dict[str, Any], call: cst.Call, 
         literal = _string_value(value.elements[0].value)  # device_types=["cuda"]
     if literal is None and not isinstance(value, cst.Name):
         return
-    for expected in m["values"]:
-        if literal == expected or (isinstance(expected, str) and isinstance(literal, str) and re.fullmatch(expected, literal)):
-            ctx.add(rule, value, name=qname, value=literal, context={"call": call, "argument": m})
-            ctx.suppressed.add(id(value))
-            return
+    if _expected(literal, m):
+        ctx.add(rule, value, name=qname, value=literal, context={"call": call, "argument": m})
+        ctx.suppressed.add(id(value))
+
+
+def _expected(literal: Any, m: dict[str, Any]) -> bool:
+    """Whether `literal` is one of the matcher's `values` (a string value is a full-match pattern)."""
+    return any(literal == expected or (isinstance(expected, str) and isinstance(literal, str) and re.fullmatch(expected, literal))
+               for expected in m["values"])
 
 
 def _holds_name(value: cst.BaseExpression) -> bool:
