@@ -59,7 +59,7 @@ class _Group(typer.core.TyperGroup):
         return _plain_params(super().get_params(ctx))
 
 
-app = typer.Typer(cls=_Group, add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+app = typer.Typer(cls=_Group, add_completion=False, rich_markup_mode=None, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Move CUDA PyTorch code to AWS Trainium/Inferentia.")
 
 TARGET_HELP = "Migration target: portable (torch.accelerator), neuron (TorchNeuron, Trn2/Trn3), xla (legacy, Trn1/Inf2), inf1."
@@ -301,9 +301,6 @@ def _emit(text: str, output_file: Optional[Path]) -> None:
         try:
             sys.stdout.write(text)
             sys.stdout.flush()
-        except BrokenPipeError:  # `| head`: the reader has what it wanted
-            sys.stderr.close()
-            raise typer.Exit(0) from None
         except OSError as exc:  # a full disk behind `> file`
             raise _fail(f"cannot write the report to standard output: {exc.strerror or exc}") from None
         return
@@ -316,7 +313,7 @@ def _emit(text: str, output_file: Optional[Path]) -> None:
         raise _fail(f"--output-file: {output_file}: cannot write: {exc.strerror or exc}") from None
 
 
-baseline_app = typer.Typer(cls=_Group, no_args_is_help=True, help="Record today's findings so that only new ones fail.")
+baseline_app = typer.Typer(cls=_Group, rich_markup_mode=None, no_args_is_help=True, help="Record today's findings so that only new ones fail.")
 app.add_typer(baseline_app, name="baseline")
 
 
@@ -504,19 +501,25 @@ def rules(
         catalogue = load_rules(settings.extend_rules)
     except RuleError as exc:
         raise _fail(str(exc)) from None
-    if not args and fmt == "json":
-        typer.echo(json.dumps([rule_record(r) for r in catalogue.rules], indent=2))
-        return
-    if not args:
-        typer.echo(f"{'id':7} {'name':30} {'category':13} {'portable':8} {'neuron':8} {'xla':8} {'inf1':8} fix")
-        for r in catalogue.rules:
-            sev = [(r.severity_for(t).value if r.severity_for(t) else "off") for t in TARGETS]
-            typer.echo(f"{r.id:7} {r.name:30} {r.category:13} {sev[0]:8} {sev[1]:8} {sev[2]:8} {sev[3]:8} {_fix_column(r)}")
-        return
+    if len(args) > 1:
+        raise _fail(f"one rule at a time: got {' '.join(args)}")
     try:
-        r = catalogue.by_id(args[0])
+        r = catalogue.by_id(args[0]) if args else None
     except KeyError:
-        raise _fail(f"rule '{args[0]}' does not exist; see `neuron-migrator rules`") from None
+        r = None
+    if r is None:
+        # No argument, or a prefix as --select takes it (`rules NRN4`): the list.
+        listed = [rule for rule in catalogue.rules if not args or rule.id.startswith(args[0].upper())]
+        if not listed:
+            raise _fail(f"no rule id is or starts with '{args[0]}'; see `neuron-migrator rules`")
+        if fmt == "json":
+            typer.echo(json.dumps([rule_record(rule) for rule in listed], indent=2))
+            return
+        typer.echo(f"{'id':7} {'name':30} {'category':13} {'portable':8} {'neuron':8} {'xla':8} {'inf1':8} fix")
+        for rule in listed:
+            sev = [(rule.severity_for(t).value if rule.severity_for(t) else "off") for t in TARGETS]
+            typer.echo(f"{rule.id:7} {rule.name:30} {rule.category:13} {sev[0]:8} {sev[1]:8} {sev[2]:8} {sev[3]:8} {_fix_column(rule)}")
+        return
     if fmt == "json":
         typer.echo(json.dumps(rule_record(r, details=True), indent=2))
         return
@@ -733,21 +736,54 @@ def generate(
         typer.echo(f"note: {note}", err=True)
 
 
+class _StdoutToPipe:
+    """Standard output that outlives its reader (`| head`): once the reader has gone, the rest
+    of the output is dropped and the command ends with its own exit code. Click would exit 1,
+    which here means "findings"."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text):
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            self._drop()
+            return len(text)
+
+    def flush(self):
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._drop()
+
+    def _drop(self):
+        # What is still buffered goes to /dev/null, so the interpreter's last flush is quiet too.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, self._stream.fileno())
+        finally:
+            os.close(devnull)
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
 def main() -> None:
     """Console-script entry point; usage errors exit 2 (click's convention), and so does a
     crash of the tool itself (never 1, which means "findings")."""
+    try:
+        sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        pass  # not a file (an embedding program's stream): leave it alone
+    else:
+        sys.stdout = _StdoutToPipe(sys.stdout)
     try:
         app()
     except SystemExit:
         raise
     except KeyboardInterrupt:
         sys.exit(130)
-    except Exception as exc:  # noqa: BLE001 - a bug in the tool: exit 2, never 1
-        import traceback
-
-        traceback.print_exc(file=sys.stderr)
-        typer.echo(f"neuron-migrator: internal error: {exc!r} (please report it)", err=True)
-        sys.exit(2)
     except Exception as exc:  # noqa: BLE001 - a bug in the tool: exit 2, never 1
         import traceback
 

@@ -127,6 +127,22 @@ def test_help_shows_every_default(cli, monkeypatch, command, shown):
         assert not missing, (rich, missing, text)
 
 
+@pytest.mark.parametrize("command, sentence", [
+    (["scan"], "Lowest severity that makes the exit code 1"),
+    (["scan"], "Also scan PyTorch's own source (torch/, a"),
+    (["fix"], "Migration target: portable"),
+    (["generate"], "Folder to write into (created; nothing is"),
+])
+def test_help_reads_in_an_80_column_terminal(cli, monkeypatch, command, sentence):
+    # New-user helper: in a standard terminal the long `--x / --no-x` names squeezed every
+    # option's help into a column of about 20 characters, a few words per line.
+    monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.delenv("TYPER_USE_RICH", raising=False)
+    lines = cli(*command, "--help", check=0).stdout.splitlines()
+    assert all(len(line) <= 80 for line in lines), max(lines, key=len)
+    assert any(sentence in " ".join(line.replace("│", " ").split()) for line in lines), "\n".join(lines)
+
+
 def test_generate_help_defaults_are_the_specs_defaults(cli, monkeypatch):
     import dataclasses
 
@@ -235,6 +251,17 @@ def test_rules_format_json_lists_the_catalogue_as_data(cli):
     one = json.loads(cli("rules", "NRN101", "--format", "json", check=0).stdout)
     assert one["id"] == "NRN101" and one["what"] and one["why"]
     assert cli("rules", "--format", "xml").returncode == 2
+
+
+def test_rules_takes_a_prefix_as_select_does(cli):
+    # New-user helper: `rules NRN4` said "rule 'NRN4' does not exist", though `--select NRN4` works.
+    listing = json.loads(cli("rules", "--format", "json", check=0).stdout)
+    distributed = [r["id"] for r in listing if r["id"].startswith("NRN4")]
+    assert len(distributed) > 1
+    assert [line.split()[0] for line in cli("rules", "nrn4", check=0).stdout.splitlines()[1:]] == distributed
+    assert [r["id"] for r in json.loads(cli("rules", "NRN4", "-f", "json", check=0).stdout)] == distributed
+    assert cli("rules", "NRN101", check=0).stdout.startswith("NRN101 tensor-cuda-method: ")  # an id explains
+    assert "no rule id is or starts with 'NRN99'" in cli("rules", "NRN99", check=2).stderr
 
 
 # -- 5. the fix hint can be copied ----------------------------------------------------------------
@@ -388,3 +415,35 @@ def test_a_project_on_an_older_pytorch_gets_no_torch_accelerator_rewrites(cli, t
 def test_scan_without_a_path_scans_the_current_folder_as_ruff(cli, tmp_path):
     proj = project(tmp_path / "proj")
     assert rule_ids(cli("scan", "--format", "json", cwd=proj, check=1).stdout) == {"NRN101", "NRN202"}
+
+
+# -- output read by `| head`: the command keeps its own exit code -------------------------------
+def _first_line_then_close(tmp_path, *args):
+    """Run the CLI with standard output read by a reader that takes one line and goes away."""
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.Popen([sys.executable, "-m", "migrator", *map(str, args)], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**os.environ, "PYTHONPATH": str(root)})
+    first = proc.stdout.readline()
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    return first, proc.wait(timeout=120), err
+
+
+@pytest.mark.parametrize("args, code", [
+    (["instances"], 0),
+    (["rules"], 0),
+    (["scan", "big.py", "--no-cache"], 1),  # findings: 1, as when the whole report is read
+    (["fix", "big.py"], 1),  # changes pending
+])
+def test_output_read_by_head_keeps_the_commands_exit_code(tmp_path, args, code):
+    # New-user helper: `instances | head` exited 1 ("findings") under `set -o pipefail`.
+    # The report is longer than a pipe's buffer, so the writer does meet the closed pipe.
+    (tmp_path / "big.py").write_text("import torch\n" + "".join(f"x{i} = y.cuda()\n" for i in range(3000)))
+    first, returncode, err = _first_line_then_close(tmp_path, *args)
+    assert first and returncode == code, (returncode, err)
+    assert "Error" not in err and "Traceback" not in err, err
