@@ -117,3 +117,33 @@ def test_a_value_also_set_in_a_branch_on_cuda_is_chosen_per_device():
         """)
     assert [f.rule_id for f in scan_source(source, "train.py", "python", ScanOptions()) if f.rule_id == "NRN313"] == []
 
+
+
+def test_a_value_on_unless_a_flag_says_otherwise_is_left_for_a_person():
+    # Third blind corpus (ray_train.py): `fp16=not USE_BF16` was not reported at all.
+    source = textwrap.dedent("""\
+        from transformers import TrainingArguments
+
+        def build(args):
+            return TrainingArguments(output_dir="out", fp16=not args.no_fp16)
+        """)
+    options = ScanOptions(target="neuron")
+    findings = [f for f in scan_source(source, "train.py", "python", options) if f.rule_id == "NRN313"]
+    assert [(f.span.line, f.snippet) for f in findings] == [(4, "not args.no_fp16")]
+    outcome = fix_source(source, "train.py", "python", options, unsafe=True)
+    assert outcome.source == source
+    assert [reason for f, reason in outcome.manual if f.rule_id == "NRN313"] == [
+        "`fp16=` is True unless `args.no_fp16` is set: decide it by hand"]
+
+
+def test_a_default_after_or_is_the_value_the_call_gets_when_nothing_is_given():
+    source = textwrap.dedent("""\
+        import torch.distributed as dist
+
+        def setup(args):
+            dist.init_process_group(backend=args.backend or "nccl")
+            dist.init_process_group(backend="gloo" or args.backend)
+        """)
+    options = ScanOptions(target="neuron")
+    assert [(f.rule_id, f.span.line) for f in scan_source(source, "train.py", "python", options)] == [("NRN401", 4)]
+    assert 'backend=args.backend or "neuron"' in fix_source(source, "train.py", "python", options).source

@@ -72,15 +72,37 @@ def match(ctx: Any, rule: RuleSpec, m: dict[str, Any], call: cst.Call, positiona
     if keyword and not m.get("key") and isinstance(value, cst.Name) and value.value not in ("None", "True", "False") and "values" in m:
         _match_held(ctx, rule, m, call, value, qname)
         return
-    if isinstance(value, cst.IfExp) and "values" in m:
-        # `precision=None if qlora else "bf16-mixed"`: either branch is a value the call gets.
-        # A test that names the device (`"nccl" if torch.cuda.is_available() else "gloo"`) has
-        # already chosen per device: not reported.
-        if not re.search(r"cuda|gpu", ctx.module.code_for_node(value.test), re.IGNORECASE):
-            for branch in (value.body, value.orelse):
-                _match_literal(ctx, rule, m, call, branch, qname)
+    if (isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Not) and "values" in m
+            and any(v is True for v in m["values"]) and _literal(value.expression) is None):
+        # `fp16=not args.no_fp16`: on unless a flag or setting says otherwise, which decides.
+        operand = ctx.module.code_for_node(value.expression)[:60]
+        reason = f"`{m['name']}=` is True unless `{operand}` is set: decide it by hand"
+        ctx.add(rule, value, name=qname, value=True, context={"call": call, "argument": m, "manual_reason": reason})
         return
-    _match_literal(ctx, rule, m, call, value, qname)
+    for outcome in _outcomes(ctx, value):
+        _match_literal(ctx, rule, m, call, outcome, qname)
+
+
+def _outcomes(ctx: Any, value: cst.BaseExpression):
+    """The expressions whose value `value` may take: both branches of an `IfExp`
+    (`precision=None if qlora else "bf16-mixed"`), the default after an `or`
+    (`backend=args.backend or "nccl"`), the right of an `and`; a side that a literal left
+    side rules out is not one (`"gloo" or x` is "gloo", `"nccl" and x` is x). An `IfExp` whose test names
+    the device (`"nccl" if torch.cuda.is_available() else "gloo"`) has already chosen per
+    device: none."""
+    if isinstance(value, cst.IfExp):
+        if not re.search(r"cuda|gpu", ctx.module.code_for_node(value.test), re.IGNORECASE):
+            yield from _outcomes(ctx, value.body)
+            yield from _outcomes(ctx, value.orelse)
+    elif isinstance(value, cst.BooleanOperation):
+        left: Any = _literal(value.left)
+        left_is_value = bool(left) == isinstance(value.operator, cst.Or)  # when it is a literal
+        if left is None or left_is_value:
+            yield from _outcomes(ctx, value.left)
+        if left is None or not left_is_value:
+            yield from _outcomes(ctx, value.right)
+    else:
+        yield value
 
 
 def _match_held(ctx: Any, rule: RuleSpec, m: dict[str, Any], call: cst.Call, name: cst.Name, qname: str) -> None:
@@ -97,12 +119,7 @@ def _match_held(ctx: Any, rule: RuleSpec, m: dict[str, Any], call: cst.Call, nam
         return  # read once per name and matcher, however many calls pass it
     ctx.held_read.add(key)
     for held, statement in scope.held_values(name.value):
-        branches = [held]
-        if isinstance(held, cst.IfExp):
-            if re.search(r"cuda|gpu", ctx.module.code_for_node(held.test), re.IGNORECASE):
-                continue  # chosen per device already
-            branches = [held.body, held.orelse]
-        for branch in branches:
+        for branch in _outcomes(ctx, held):
             literal: Any = _literal(branch)
             if literal is not None and _expected(literal, m):
                 reason = f"the value is held in `{name.value}`, passed as `{m['name']}=`: change it where it is set, by hand"
