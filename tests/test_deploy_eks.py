@@ -300,6 +300,12 @@ def test_new_fsx_without_subnet_and_security_group_is_refused_naming_both():
 def test_cli_writes_the_cluster_files_without_a_workload_image(cli, tmp_path):
     proc = cli("generate", "eks", "--instance-type", "trn2.48xlarge", "--region", "us-east-2", "--output", tmp_path / "o")
     assert proc.returncode == 0 and "no workload.yaml" in proc.stderr and "--image" in proc.stderr
+    # The cluster name defaults to --name ("neuron"): said, since Karpenter finds nothing otherwise.
+    assert "no --cluster-name: the files assume the EKS cluster is named 'neuron'" in proc.stderr
+    named = cli("generate", "eks", "--instance-type", "trn2.48xlarge", "--region", "us-east-2", "--cluster-name", "prod",
+                "--output", tmp_path / "p")
+    assert named.returncode == 0 and "--cluster-name" not in named.stderr
+    assert 'karpenter.sh/discovery: "prod"' in (tmp_path / "p" / "karpenter.yaml").read_text()
     assert sorted(p.name for p in (tmp_path / "o").iterdir()) == [
         "efa-device-plugin-values.yaml", "install-neuron-plugins.sh", "karpenter-prerequisites.cfn.yaml", "karpenter.yaml",
         "neuron-helm-values.yaml", "neuron-monitor.yaml"]

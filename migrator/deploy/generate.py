@@ -210,6 +210,12 @@ def render_kind(kind: str, spec: DeploymentSpec) -> tuple[dict[str, str], list[s
     plan = plan_launch_template(spec)
     files = KINDS[kind][0](plan)
     _check(kind, files, plan)
+    if kind == "eks" and spec.cluster_name is None:
+        # New-user helper: the default silently tied the node pool to a cluster named after --name.
+        plan["notes"].append(f"no --cluster-name: the files assume the EKS cluster is named '{plan['cluster_name']}' "
+                             f"(--name): Karpenter finds subnets and security groups tagged karpenter.sh/discovery="
+                             f"{plan['cluster_name']} and the access entry names that cluster; pass --cluster-name "
+                             "for another")
     return files, plan["notes"]
 
 
