@@ -224,6 +224,8 @@ def test_trn3_can_be_declared_in_a_spec(cli, tmp_path):
 @pytest.mark.parametrize("args, field", [
     (["cloudformation", "--instance-type", "trn1.2xlarge", "--nodes", "20", "--efa"], "--efa"),
     (["cloudformation", "--instance-type", "trn1.2xlarge", "--nodes", "20"], "--nodes"),
+    # New-user helper: this said trn1.32xlarge "has none" (EFA); the flag at fault is --no-efa.
+    (["cloudformation", "--instance-type", "trn1.32xlarge", "--nodes", "2", "--no-efa"], "--no-efa turns off"),
     (["terraform", "--instance-type", "trn2.48xlarge", "--capacity", "capacity-block"], "--capacity-reservation-id"),
     (["parallelcluster", "--instance-type", "trn1.32xlarge", "--target", "neuron", "--subnet-id", "subnet-0123456789abcdef0"], "--target"),
     (["parallelcluster", "--instance-type", "trn1.32xlarge"], "--subnet-id"),

@@ -281,9 +281,12 @@ def _validate(spec: DeploymentSpec) -> dict[str, Any]:
         raise SpecError("--target", f"{_show(target)} does not run on {spec.instance_type}{why}; allowed: {', '.join(inst['targets'])}")
     if spec.efa and inst["efa_interfaces"] == 0:
         raise SpecError("--efa", f"{spec.instance_type} has no EFA interfaces; drop --efa")
-    if spec.workload == "training" and spec.nodes > 1 and (inst["efa_interfaces"] == 0 or spec.efa is False):
-        raise SpecError("--nodes", f"multi-node training needs EFA and {spec.instance_type} has none"
-                        f"{' (or --no-efa was given)' if inst['efa_interfaces'] else ''}; use one node or an EFA type")
+    if spec.workload == "training" and spec.nodes > 1 and inst["efa_interfaces"] == 0:
+        raise SpecError("--nodes", f"multi-node training needs EFA and {spec.instance_type} has none; "
+                        "use one node or an EFA type")
+    if spec.workload == "training" and spec.nodes > 1 and spec.efa is False:
+        raise SpecError("--efa", f"multi-node training needs EFA, which --no-efa turns off ({spec.instance_type} has "
+                        f"{inst['efa_interfaces']} EFA interfaces); drop --no-efa or use one node")
     if spec.root_volume_gib < MIN_ROOT_GIB and spec.instance_type.startswith("trn"):
         raise SpecError("--root-volume-gib", f"Neuron asks for a root volume of at least {MIN_ROOT_GIB} GB on Trn instances")
     if not 8 <= spec.root_volume_gib <= 16384:
