@@ -447,3 +447,12 @@ def test_output_read_by_head_keeps_the_commands_exit_code(tmp_path, args, code):
     first, returncode, err = _first_line_then_close(tmp_path, *args)
     assert first and returncode == code, (returncode, err)
     assert "Error" not in err and "Traceback" not in err, err
+
+
+def test_ddp_on_inf1_is_described_for_inf1(cli, tmp_path):
+    # New-user helper: on --target inf1 the finding described XLA torch-neuronx on trn1/inf2.
+    (tmp_path / "serve.py").write_text("import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
+                                       "model = DDP(torch.nn.Linear(2, 2))\n")
+    out = cli("scan", "serve.py", "--target", "inf1", "--no-cache", check=1).stdout
+    assert "NRN403" in out and "torch_neuron.trace" in out and "trn1/inf2" not in out
+    assert "trn1/inf2" in cli("scan", "serve.py", "--target", "xla", "--no-cache", check=1).stdout
