@@ -585,6 +585,16 @@ class Context(cst.CSTVisitor):
     def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
         if isinstance(node.operator, cst.And) and not _string_value(node.right) and self._cuda_presence(node.left):
             self.cuda_guarded.update(_subtree_ids(node.right))
+        ctx = self.device_ctx.get(id(node))
+        if ctx == "backend":
+            # `backend = args.backend or "nccl"`: each side that can be the value is one, as an
+            # IfExp's branches are (a literal left side decides: `"gloo" or x` is "gloo").
+            left = _string_value(node.left)
+            left_is_value = bool(left) == isinstance(node.operator, cst.Or)
+            if left is None or left_is_value:
+                self._set_ctx(node.left, ctx)
+            if left is None or not left_is_value:
+                self._set_ctx(node.right, ctx)
 
     def _type_branch(self, test: cst.BaseExpression, body: cst.CSTNode) -> None:
         if any(isinstance(n, cst.Name) and "complex" in n.value for n in _subtree(test)):
