@@ -143,6 +143,7 @@ class Context(cst.CSTVisitor):
         self.arrays: list[dict[str, str]] = [{}]  # per function: name -> the value call that made it
         self.suppressed: set[int] = set()
         self.device_ctx: dict[int, str] = {}
+        self.bare_decorators: set[int] = set()  # `@torch.compile`: a decorator named without a call
         self.docstrings: set[int] = set()
         self.quiet = 0
         self.dtype_ctx: set[int] = set()
@@ -604,6 +605,8 @@ class Context(cst.CSTVisitor):
 
     def visit_Decorator(self, node: cst.Decorator) -> None:
         call = node.decorator
+        if isinstance(call, (cst.Name, cst.Attribute)):
+            self.bare_decorators.add(id(call))
         if self.is_test and isinstance(call, cst.Call) and _SKIP_CALL.match((dotted_name(call.func) or "").rsplit(".", 1)[-1]):
             self.scaffold.update(dict.fromkeys(_subtree_ids(call), _SKIP_REASON))  # @pytest.mark.skipif(not torch.cuda.is_available(), ...)
 

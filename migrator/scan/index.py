@@ -44,6 +44,7 @@ class RuleIndex:
         # A string matcher's: (unless_file_matches, once, remote_value, value_set).
         self.string_options: dict[int, tuple[Any, bool, bool, bool]] = {}
         self.unless_keywords: dict[tuple[str, str], frozenset[str]] = {}
+        self.bare_decorators: dict[str, list[RuleSpec]] = {}  # `@torch.compile`: a call rule that also reads its bare decorator
         self.builtins: dict[str, list[tuple[RuleSpec, dict[str, Any]]]] = {}
         self.unless_wrapped: dict[tuple[str, str], frozenset[str]] = {}
         self.value_calls: set[str] = set()
@@ -74,6 +75,8 @@ class RuleIndex:
                             self.reference_context[(rule.id, q)] = m["context"]
                         if m.get("unless_keywords"):
                             self.unless_keywords[(rule.id, q)] = frozenset(m["unless_keywords"])
+                        if m.get("bare_decorator"):
+                            self.bare_decorators.setdefault(q, []).append(rule)
                         if m.get("unless_wrapped_in"):
                             self.unless_wrapped[(rule.id, q)] = frozenset(m["unless_wrapped_in"])
                         if _CONDITIONS.intersection(m):

@@ -125,3 +125,10 @@ def match(ctx: Any, node: cst.Name | cst.Attribute) -> None:
             continue
         # `value`: the text as written (`dist.Backend.NCCL`, `CUDA_HOME`), for messages shared with string matchers.
         ctx.add(rule, node, name=qname, value=ctx.module.code_for_node(node), context={"call": call, "callee": call is not None})
+    if call is None and id(node) in ctx.bare_decorators:
+        # `@torch.compile` without parentheses: the call with no arguments. A rule's fix edits a
+        # call's arguments, so this one is left for a person.
+        written = ctx.module.code_for_node(node)
+        for rule in ctx.index.bare_decorators.get(qname, ()):
+            ctx.add(rule, node, name=qname, value=written, context={
+                "call": None, "callee": True, "manual_reason": f"a bare `@{written}` decorator: change it by hand"})
