@@ -301,8 +301,10 @@ def _emit(text: str, output_file: Optional[Path]) -> None:
         try:
             sys.stdout.write(text)
             sys.stdout.flush()
-        except OSError as exc:  # a full disk behind `> file`
-            raise _fail(f"cannot write the report to standard output: {exc.strerror or exc}") from None
+        except _OutputLost as exc:  # a full disk behind `> file`
+            raise _fail(str(exc)) from None
+        except OSError as exc:  # the same, where main() did not wrap the stream
+            raise _fail(f"cannot write to standard output: {exc.strerror or exc}") from None
         return
     from migrator.core.fsutil import replace_file
 
@@ -736,26 +738,39 @@ def generate(
         typer.echo(f"note: {note}", err=True)
 
 
-class _StdoutToPipe:
-    """Standard output that outlives its reader (`| head`): once the reader has gone, the rest
-    of the output is dropped and the command ends with its own exit code. Click would exit 1,
-    which here means "findings"."""
+class _OutputLost(Exception):
+    """Standard output or error could not be written (a full disk behind `> file`)."""
 
-    def __init__(self, stream):
+
+class _Stream:
+    """Standard output or error that outlives its reader: once a pipe's reader has gone (`| head`),
+    the rest is dropped and the command ends with its own exit code (click would exit 1, which
+    here means "findings"); any other write error ends the run with exit 2 and one line."""
+
+    def __init__(self, stream, name: str):
         self._stream = stream
+        self._name = name
 
     def write(self, text):
+        if isinstance(text, str) and not text:
+            return 0  # click probes a stream with empty writes; /dev/full fails even those
         try:
             return self._stream.write(text)
         except BrokenPipeError:
             self._drop()
             return len(text)
+        except OSError as exc:
+            self._drop()
+            raise _OutputLost(f"cannot write to standard {self._name}: {exc.strerror or exc}") from None
 
     def flush(self):
         try:
             self._stream.flush()
         except BrokenPipeError:
             self._drop()
+        except OSError as exc:
+            self._drop()
+            raise _OutputLost(f"cannot write to standard {self._name}: {exc.strerror or exc}") from None
 
     def _drop(self):
         # What is still buffered goes to /dev/null, so the interpreter's last flush is quiet too.
@@ -769,21 +784,39 @@ class _StdoutToPipe:
         return getattr(self._stream, name)
 
 
+def _guard_streams() -> None:
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if stream is None:  # closed by the caller (`>&-`): what would go there is dropped
+            setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))
+            continue
+        try:
+            stream.fileno()
+        except (AttributeError, OSError, ValueError):
+            continue  # not a file (an embedding program's stream): leave it alone
+        setattr(sys, name, _Stream(stream, "output" if name == "stdout" else "error"))
+
+
 def main() -> None:
     """Console-script entry point; usage errors exit 2 (click's convention), and so does a
     crash of the tool itself (never 1, which means "findings")."""
+    _guard_streams()
     try:
-        sys.stdout.fileno()
-    except (AttributeError, OSError, ValueError):
-        pass  # not a file (an embedding program's stream): leave it alone
-    else:
-        sys.stdout = _StdoutToPipe(sys.stdout)
-    try:
-        app()
+        try:
+            app()
+        finally:
+            sys.stdout.flush()  # buffered output meets a full disk here, not silently at exit
     except SystemExit:
         raise
     except KeyboardInterrupt:
         sys.exit(130)
+    except _OutputLost as exc:
+        try:
+            sys.stderr.write(f"neuron-migrator: error: {exc}\n")
+            sys.stderr.flush()
+        except _OutputLost:
+            pass
+        sys.exit(2)
     except Exception as exc:  # noqa: BLE001 - a bug in the tool: exit 2, never 1
         import traceback
 

@@ -456,3 +456,35 @@ def test_ddp_on_inf1_is_described_for_inf1(cli, tmp_path):
     out = cli("scan", "serve.py", "--target", "inf1", "--no-cache", check=1).stdout
     assert "NRN403" in out and "torch_neuron.trace" in out and "trn1/inf2" not in out
     assert "trn1/inf2" in cli("scan", "serve.py", "--target", "xla", "--no-cache", check=1).stdout
+
+
+@pytest.mark.parametrize("redirect, args, code, said", [
+    # stderr read by `| head` too: click exited 1 ("findings") for the notes `generate` prints there
+    ("2>&1 | head -1 >/dev/null; exit ${PIPESTATUS[0]}",
+     ["generate", "eks", "-o", "g", "--instance-type", "trn1.32xlarge", "--region", "us-east-1"], 0, ""),
+    # a closed standard output: the report is dropped, the exit code stays the scan's
+    (">&-", ["scan", "big.py", "--no-cache"], 1, ""),
+    (">&-", ["rules"], 0, ""),
+    # a full disk behind `> file`: one line and exit 2, not a traceback or a silent 0
+    (">/dev/full", ["rules"], 2, "cannot write to standard output: No space left on device"),
+    (">/dev/full", ["instances"], 2, "cannot write to standard output"),
+    (">/dev/full", ["scan", "big.py", "--no-cache"], 2, "cannot write to standard output"),
+])
+def test_standard_streams_that_break_keep_the_exit_code_meaningful(tmp_path, redirect, args, code, said):
+    # Hostile helper: these gave exit 1, tracebacks ("'NoneType' object has no attribute
+    # 'write'") or exit 0 with the output lost.
+    import os
+    import shlex
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    (tmp_path / "big.py").write_text("import torch\n" + "".join(f"x{i} = y.cuda()\n" for i in range(300)))
+    command = f"{shlex.quote(sys.executable)} -m migrator {shlex.join(args)} {redirect}"
+    errors = tmp_path / "stderr.txt"
+    if "2>&1" not in redirect:
+        command = f"{command} 2>{shlex.quote(str(errors))}"
+    proc = subprocess.run(["bash", "-c", command], cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(root)}, timeout=120)
+    err = errors.read_text() if errors.exists() else ""
+    assert proc.returncode == code, err
+    assert "Traceback" not in err and said in err, err
