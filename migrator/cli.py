@@ -59,7 +59,7 @@ class _Group(typer.core.TyperGroup):
         return _plain_params(super().get_params(ctx))
 
 
-app = typer.Typer(cls=_Group, add_completion=False, rich_markup_mode=None, no_args_is_help=True, pretty_exceptions_enable=False,
+app = typer.Typer(cls=_Group, add_completion=False, rich_markup_mode=None, context_settings={"max_content_width": 120}, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Move CUDA PyTorch code to AWS Trainium/Inferentia.")
 
 TARGET_HELP = "Migration target: portable (torch.accelerator), neuron (TorchNeuron, Trn2/Trn3), xla (legacy, Trn1/Inf2), inf1."
@@ -484,11 +484,11 @@ def _fix_report(results, write: bool) -> None:
 
 @app.command(cls=_Command)
 def rules(
-    args: Optional[List[str]] = typer.Argument(None, metavar="RULE", help="NRNxxx to explain one rule, or `test DIR` to check a rule folder's examples."),
+    args: Optional[List[str]] = typer.Argument(None, metavar="RULE", help="NRNxxx to explain one rule, a prefix (NRN4) to list the rules it starts, or `test DIR` to check a rule folder's examples."),
     fmt: str = typer.Option("text", "--format", "-f", metavar="FORMAT", help="text or json (the list, or one rule)."),
     config: Optional[Path] = typer.Option(None, "--config", metavar="FILE", show_default=CONFIG_DEFAULT, help="pyproject.toml whose tool.neuron-migrator table to use (extend-rules), instead of searching up from here."),
 ) -> None:
-    """List the rule catalogue, explain one rule, or test a folder of team rules."""
+    """List the rule catalogue (or the rules a prefix starts), explain one rule, or test a folder of team rules."""
     from migrator.api import RuleError, rule_record, rules as load_rules
 
     args = args or []
@@ -504,7 +504,7 @@ def rules(
     except RuleError as exc:
         raise _fail(str(exc)) from None
     if len(args) > 1:
-        raise _fail(f"one rule at a time: got {' '.join(args)}")
+        raise _fail(f"one rule id or prefix at a time (or `rules test DIR`): got {' '.join(args)}")
     try:
         r = catalogue.by_id(args[0]) if args else None
     except KeyError:

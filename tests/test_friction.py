@@ -143,6 +143,14 @@ def test_help_reads_in_an_80_column_terminal(cli, monkeypatch, command, sentence
     assert any(sentence in " ".join(line.replace("│", " ").split()) for line in lines), "\n".join(lines)
 
 
+def test_a_wide_terminal_shows_each_commands_summary_whole(cli, monkeypatch):
+    # Hostile helper: click capped the help at 80 columns and cut the summaries ("print a diff unless...").
+    monkeypatch.setenv("COLUMNS", "120")
+    out = cli("--help", check=0).stdout
+    assert "Rewrite what can be rewritten safely; print a diff unless --write." in out
+    assert "the rules a prefix starts" in cli("rules", "--help", check=0).stdout.replace("\n", " ").replace("  ", " ")
+
+
 def test_generate_help_defaults_are_the_specs_defaults(cli, monkeypatch):
     import dataclasses
 

@@ -20,6 +20,7 @@ from migrator.scan.version_gate import old_torch_branch
 from migrator.scan.resolve import dotted_name, import_bindings, importorskip_binding, module_bindings
 from migrator.scan.values import ModuleValues, ScopeValues, is_cuda_test
 from migrator.scan.nodes import literal as _literal
+from migrator.scan.nodes import truth
 from migrator.scan.values import string_value as _string_value
 from migrator.scan.walk import syntax_fields, walk
 from migrator.scan.words import (ALLOW_LIST_NAME, ALLOW_LIST_OPTION, CUDA_DEVICE, DEVICE_ARG0, DEVICE_KEYWORDS, DEVICE_NAME, DEVICE_TYPE_ARG0, DEVICE_TYPE_CALLS,
@@ -590,8 +591,8 @@ class Context(cst.CSTVisitor):
         if ctx == "backend":
             # `backend = args.backend or "nccl"`: each side that can be the value is one, as an
             # IfExp's branches are (a literal left side decides: `"gloo" or x` is "gloo").
-            left = _string_value(node.left)
-            left_is_value = bool(left) == isinstance(node.operator, cst.Or)
+            left = truth(node.left)
+            left_is_value = left == isinstance(node.operator, cst.Or)
             if left is None or left_is_value:
                 self._set_ctx(node.left, ctx)
             if left is None or not left_is_value:

@@ -30,6 +30,30 @@ def literal(value: cst.BaseExpression) -> Any:
     return literal
 
 
+def truth(value: cst.BaseExpression) -> bool | None:
+    """Whether a constant is true (`"gloo"`, `1.0`, `[x]`) or false (`None`, `""`, `0`, `[]`), as
+    `or`/`and` read it; None where the value is not a constant."""
+    while isinstance(value, cst.NamedExpr):
+        value = value.value
+    if isinstance(value, cst.Name) and value.value in ("True", "False", "None"):
+        return value.value == "True"
+    if isinstance(value, (cst.SimpleString, cst.ConcatenatedString)):
+        text = _string_value(value)
+        return None if text is None else bool(text)
+    try:
+        if isinstance(value, cst.Integer):
+            return int(value.value, 0) != 0
+        if isinstance(value, cst.Float):
+            return float(value.value.replace("_", "")) != 0
+        if isinstance(value, cst.Imaginary):
+            return complex(value.value.replace("_", "")) != 0
+    except ValueError:
+        return None
+    if isinstance(value, (cst.List, cst.Tuple, cst.Set, cst.Dict)):
+        return bool(value.elements)
+    return None
+
+
 def cuda_fstring(node: cst.CSTNode) -> cst.BaseExpression | None:
     """The index expression of `f"cuda:{expr}"`, else None."""
     if isinstance(node, cst.FormattedString) and len(node.parts) == 2:

@@ -726,8 +726,8 @@ def _argument_given(call: ast.Call, specs: tuple[tuple[str | None, int | None, s
             return True
         if shape == "literal" and isinstance(value, (ast.List, ast.Tuple)) and len(value.elts) == 1:
             return True
-        if shape == "literal" and isinstance(value, (ast.IfExp, ast.BoolOp)):
-            return True  # argument._outcomes: `None if qlora else "bf16-mixed"`, `args.backend or "nccl"`
+        if shape == "literal" and isinstance(value, (ast.IfExp, ast.BoolOp, ast.NamedExpr)):
+            return True  # argument._outcomes: `None if qlora else "bf16-mixed"`, `args.backend or "nccl"`, `(b := ...)`
         if shape == "literal" and isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.Not):
             return True  # `fp16=not args.no_fp16`
     return False

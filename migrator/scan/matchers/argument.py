@@ -9,6 +9,7 @@ import libcst as cst
 
 from migrator.core.catalogue import RuleSpec
 from migrator.scan.nodes import literal as _literal
+from migrator.scan.nodes import truth as _truth
 from migrator.scan.values import string_value as _string_value
 
 __all__ = ["match"]
@@ -90,13 +91,15 @@ def _outcomes(ctx: Any, value: cst.BaseExpression):
     side rules out is not one (`"gloo" or x` is "gloo", `"nccl" and x` is x). An `IfExp` whose test names
     the device (`"nccl" if torch.cuda.is_available() else "gloo"`) has already chosen per
     device: none."""
-    if isinstance(value, cst.IfExp):
+    if isinstance(value, cst.NamedExpr):
+        yield from _outcomes(ctx, value.value)  # `backend=(b := args.b or "nccl")`
+    elif isinstance(value, cst.IfExp):
         if not re.search(r"cuda|gpu", ctx.module.code_for_node(value.test), re.IGNORECASE):
             yield from _outcomes(ctx, value.body)
             yield from _outcomes(ctx, value.orelse)
     elif isinstance(value, cst.BooleanOperation):
-        left: Any = _literal(value.left)
-        left_is_value = bool(left) == isinstance(value.operator, cst.Or)  # when it is a literal
+        left = _truth(value.left)  # a constant left side decides which side is the value
+        left_is_value = left == isinstance(value.operator, cst.Or)
         if left is None or left_is_value:
             yield from _outcomes(ctx, value.left)
         if left is None or not left_is_value:
