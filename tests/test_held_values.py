@@ -147,3 +147,21 @@ def test_a_default_after_or_is_the_value_the_call_gets_when_nothing_is_given():
     options = ScanOptions(target="neuron")
     assert [(f.rule_id, f.span.line) for f in scan_source(source, "train.py", "python", options)] == [("NRN401", 4)]
     assert 'backend=args.backend or "neuron"' in fix_source(source, "train.py", "python", options).source
+
+
+def test_a_negation_anywhere_in_the_value_is_read():
+    # Hostile helper: `not X` was read only as the whole argument.
+    source = textwrap.dedent("""\
+        from transformers import TrainingArguments
+
+        def build(args, a, b):
+            fp16 = not args.no_fp16
+            TrainingArguments("o", fp16=fp16)
+            TrainingArguments("o", fp16=not a if b else False)
+            TrainingArguments("o", fp16=args.fp16 or not args.no_fp16)
+            TrainingArguments("o", fp16=not True)
+        """)
+    options = ScanOptions(target="neuron")
+    assert [f.span.line for f in scan_source(source, "train.py", "python", options) if f.rule_id == "NRN313"] == [4, 6, 7]
+    outcome = fix_source(source, "train.py", "python", options, unsafe=True)
+    assert outcome.source == source and len([f for f, _ in outcome.manual if f.rule_id == "NRN313"]) == 3

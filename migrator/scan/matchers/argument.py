@@ -73,15 +73,28 @@ def match(ctx: Any, rule: RuleSpec, m: dict[str, Any], call: cst.Call, positiona
     if keyword and not m.get("key") and isinstance(value, cst.Name) and value.value not in ("None", "True", "False") and "values" in m:
         _match_held(ctx, rule, m, call, value, qname)
         return
-    if (isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Not) and "values" in m
-            and any(v is True for v in m["values"]) and _literal(value.expression) is None):
-        # `fp16=not args.no_fp16`: on unless a flag or setting says otherwise, which decides.
-        operand = ctx.module.code_for_node(value.expression)[:60]
-        reason = f"`{m['name']}=` is True unless `{operand}` is set: decide it by hand"
-        ctx.add(rule, value, name=qname, value=True, context={"call": call, "argument": m, "manual_reason": reason})
-        return
     for outcome in _outcomes(ctx, value):
+        reason = _negation(ctx, m, outcome)
+        if reason is not None:
+            if reason:
+                ctx.add(rule, outcome, name=qname, value=True, context={"call": call, "argument": m, "manual_reason": reason})
+            continue
         _match_literal(ctx, rule, m, call, outcome, qname)
+
+
+def _negation(ctx: Any, m: dict[str, Any], value: cst.BaseExpression) -> str | None:
+    """For a `not X` that a matcher of True (`fp16=not args.no_fp16`) reads: why a person decides
+    (empty when it is never True); None for any other value."""
+    if not (isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Not)
+            and "values" in m and any(v is True for v in m["values"])):
+        return None
+    operand = _truth(value.expression)
+    if operand is True:
+        return ""
+    if operand is False:
+        return f"`{m['name']}=` is always True here: decide it by hand"
+    # On unless a flag or setting says otherwise, which decides.
+    return f"`{m['name']}=` is True unless `{ctx.module.code_for_node(value.expression)[:60]}` is set: decide it by hand"
 
 
 def _outcomes(ctx: Any, value: cst.BaseExpression):
@@ -123,6 +136,13 @@ def _match_held(ctx: Any, rule: RuleSpec, m: dict[str, Any], call: cst.Call, nam
     ctx.held_read.add(key)
     for held, statement in scope.held_values(name.value):
         for branch in _outcomes(ctx, held):
+            negated = _negation(ctx, m, branch)
+            if negated:
+                ctx.add(rule, branch, name=qname, value=True, context={
+                    "call": call, "argument": m, "statement": statement,
+                    "manual_reason": f"the value is held in `{name.value}`, passed as `{m['name']}=`: {negated}"})
+            if negated is not None:
+                continue
             literal: Any = _literal(branch)
             if literal is not None and _expected(literal, m):
                 reason = f"the value is held in `{name.value}`, passed as `{m['name']}=`: change it where it is set, by hand"
