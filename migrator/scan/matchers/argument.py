@@ -47,7 +47,9 @@ def match(ctx: Any, rule: RuleSpec, m: dict[str, Any], call: cst.Call, positiona
         # `non_literal: name`: only a bare name (`sdpa_kernel(backends)`), where an attribute is
         # a constant the rule's other matchers judge (`SDPBackend.MATH` is fine, FLASH is not).
         shapes = (cst.Attribute, cst.Subscript, cst.Call) if m["non_literal"] is True else ()
-        if isinstance(value, shapes) or _holds_name(value):
+        # An attribute no import names (`self.backends`, `cfg.attn_backends`) holds a value as a name does.
+        held = isinstance(value, cst.Attribute) and ctx.resolve(value) is None
+        if isinstance(value, shapes) or _holds_name(value) or held:
             ctx.add(rule, value, name=qname, value=ctx.module.code_for_node(value)[:60], context={"call": call, "argument": m})
         return
     if m.get("value_calls"):
