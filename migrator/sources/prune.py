@@ -520,8 +520,10 @@ class _Reader:
             self._names(node, scope)
         elif kind is ast.Subscript and self.t.mask_names and not self.relevant:
             index = node.slice  # type: ignore[attr-defined]
-            if type(index) is ast.Compare or (type(index) is ast.Name and any(p.search(index.id) for p in self.t.mask_names)):
-                self.relevant = True  # `logits[mask]`, `x[x > 0]`: a mask-index rule's (superset: any function, loads and stores)
+            if type(index) is ast.Compare or (type(index) is ast.UnaryOp and type(index.op) is ast.Invert) \
+                    or (type(index) is ast.Name and any(p.search(index.id) for p in self.t.mask_names)):
+                # `logits[mask]`, `x[x > 0]`, `x[~done]`: a mask-index rule's (superset: any function, loads and stores)
+                self.relevant = True
         fields = _CHILD_FIELDS.get(kind)
         if fields is None:
             fields = _CHILD_FIELDS[kind] = tuple(f for f in kind._fields if f not in _LEAF_FIELDS)

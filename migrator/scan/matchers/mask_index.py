@@ -21,6 +21,8 @@ def match(ctx: Any, node: cst.Subscript) -> None:
         named = isinstance(index, cst.Name) and names.search(index.value)
         compared = m.get("comparisons") and isinstance(index, cst.Comparison) and not any(
             isinstance(c.operator, (cst.In, cst.NotIn, cst.Is, cst.IsNot)) for c in index.comparisons)
-        if named or compared:
+        # `tokens[~finished]`: `~` inverts a boolean mask (on an integer index it would be a bug)
+        inverted = m.get("comparisons") and isinstance(index, cst.UnaryOperation) and isinstance(index.operator, cst.BitInvert)
+        if named or compared or inverted:
             ctx.add(rule, node, name=ctx.module.code_for_node(node)[:60])
             return
