@@ -13,6 +13,7 @@ import textwrap
 import pytest
 
 from migrator import ScanOptions, scan_source
+from migrator.api import fix_source
 
 CASES = [
     ("spoofed is_available in a test", "tests/test_device.py", """
@@ -300,6 +301,40 @@ SCAFFOLD_INFO = [
         def test_pick():
             assert pick_device().type == "cuda"
         """, "NRN104"),
+    # Precision bench (transformers, diffusers, peft testing utilities) and the fourth blind corpus:
+    ("a capability probe in the testing utilities", "mylib/testing_utils.py", """
+        import torch
+        def supports_sdpa_flash_backend():
+            if not torch.cuda.is_available():
+                return False
+            return torch.cuda.get_device_capability()[0] >= 8
+        """, "NRN201"),
+    ("a float64 probe in the testing utilities", "diffusers/utils/testing_utils.py", """
+        import torch
+        def _is_torch_fp64_available(device):
+            x = torch.zeros((2, 2), dtype=torch.float64).to(device)
+            return True
+        """, "NRN303"),
+    ("an API the test replaced with a stand-in", "tests/test_device_utils.py", """
+        import torch
+        def test_is_available_spoof_restores():
+            original = torch.cuda.is_available
+            torch.cuda.is_available = lambda: True
+            try:
+                assert torch.cuda.is_available()
+            finally:
+                torch.cuda.is_available = original
+        """, "NRN201"),
+    ("an assertion on the module the code picks", "tests/test_device_utils.py", """
+        import torch
+        def test_device_module_falls_back_to_cuda():
+            assert device_module("does_not_exist") is torch.cuda
+        """, "NRN209"),
+    ("a command run against a fake fixture", "tests/test_device_utils.py", """
+        import subprocess
+        def test_nvidia_smi_is_faked(fake_nvidia_smi):
+            out = subprocess.run(["nvidia-smi"], capture_output=True, text=True, check=True).stdout
+        """, "NRN702"),
 ]
 
 
@@ -335,3 +370,26 @@ def test_a_cuda_arm_that_chooses_a_device_is_read_whole():
         """).lstrip()
     got = {(f.rule_id, f.span.line) for f in scan_source(code, "src/pick.py", options=ScanOptions(target="neuron"))}
     assert got == {("NRN201", 2), ("NRN102", 3), ("NRN202", 4)}
+
+
+def test_a_spoofed_api_is_not_rewritten():
+    # A rewrite of `torch.cuda.is_available()` would bypass the test's stand-in and change what it checks.
+    source = textwrap.dedent("""\
+        import torch
+        def test_spoof():
+            torch.cuda.is_available = lambda: True
+            assert torch.cuda.is_available()
+        """)
+    assert fix_source(source, "tests/test_spoof.py", "python", ScanOptions(), unsafe=True).source == source
+
+
+def test_outside_test_utilities_the_same_probes_are_findings():
+    source = textwrap.dedent("""\
+        import torch
+        def require_gpu(fn):
+            if not torch.cuda.is_available():
+                raise RuntimeError("needs a GPU")
+            return fn
+        """)
+    found = [f for f in scan_source(source, "mylib/decorators.py", options=ScanOptions(target="neuron")) if f.rule_id == "NRN201"]
+    assert found and found[0].severity.value == "error"

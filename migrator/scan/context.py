@@ -41,6 +41,12 @@ _GPU_BUILD = re.compile(r"\bhip\b|_HIP_|HIP_EXTENSION|\bROCM\b|WITH_ROCM|\brocm\
 # A call that skips a test: pytest.mark.skipif, unittest.skipUnless, self.skipTest, pytest.skip, SkipTest.
 _SKIP_CALL = re.compile(r"(?i)^(skip|skip_?if\w*|skip_?unless\w*|skiptest)$")
 _SKIP_REASON = "a skip condition in a test; on Neuron the test is skipped unless the condition is changed"
+# A test's fixture parameter that installs a stand-in (`fake_nvidia_smi`, `mock_gpu`).
+_FAKE_FIXTURE = re.compile(r"^(fake|mock|stub|dummy)_|_(fake|mock|stub)$")
+# A test utility that decides which tests run: a skip decorator or a capability probe.
+_PROBE = re.compile(r"^_?(require_|requires_|skip_|skip_if|skip_unless|supports_|is_\w+_(available|supported)$|has_\w+_support$)")
+_PROBE_REASON = ("a test utility that decides which tests run (a skip decorator or a capability probe); on Neuron "
+                 "the tests it guards are skipped unless it is changed")
 # A name that keeps a setting to put it back (`old_allow_tf32 = torch.backends.cuda.matmul.allow_tf32`).
 _SAVED_NAME = re.compile(r"^_?(old|orig|original|saved|cached|prev|previous|backup|before)(_|[A-Z]|$)")
 # Calls that compare results (a check, not the computation): float64 arguments are host work.
@@ -145,6 +151,7 @@ class Context(cst.CSTVisitor):
         self.suppressed: set[int] = set()
         self.device_ctx: dict[int, str] = {}
         self.bare_decorators: set[int] = set()  # `@torch.compile`: a decorator named without a call
+        self.spoofed: set[str | None] = set()  # APIs a test file replaced with a stand-in (qualified names)
         self.docstrings: set[int] = set()
         self.quiet = 0
         self.dtype_ctx: set[int] = set()
@@ -212,6 +219,11 @@ class Context(cst.CSTVisitor):
         where = self.index.not_in.get(rule.id)
         if where is not None and self._not_in(where):
             return
+        if self.is_test and values.get("name") in self.spoofed and id(node) not in self.scaffold:
+            # The test replaced this API with a stand-in (`torch.cuda.is_available = lambda: True`);
+            # a rewrite would bypass the stand-in and change what the test checks.
+            self.scaffold[id(node)] = "the test replaced this API with a stand-in, so it runs no CUDA code"
+            context = {**context, "manual_reason": "the test replaced this API with a stand-in: left as it is"}
         if self.is_test and id(node) in self.scaffold:
             # A test's skip condition, isolation step or expected failure: reported at info as
             # test scaffolding (engine._finding), as issue 11's Precision list accepts.
@@ -259,6 +271,17 @@ class Context(cst.CSTVisitor):
         self.inner.add(id(node.name))
         if self.is_test and node.name.value.startswith("test") and self._host_test(".".join(self.defs)):
             self.host_casts.update(_subtree_ids(node.body))  # a CPU-only test: its float64 stays on the host
+        if self.is_test and node.name.value.startswith("test") and any(
+                _FAKE_FIXTURE.search(p.name.value) for p in node.params.params):
+            # `def test_nvidia_smi_is_faked(fake_nvidia_smi)`: the command lines it runs reach a fake.
+            for inner in _subtree(node.body):
+                if isinstance(inner, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)):
+                    self.scaffold.setdefault(id(inner), "a command run against a fake the test installs (a fixture)")
+        if self.is_test and len(self.defs) == 1 and _PROBE.match(node.name.value):
+            # `def require_torch_multi_gpu(test_case)`, `def _is_torch_fp64_available(device)` in
+            # testing utilities: what they ask of CUDA decides which tests run.
+            for inner in _subtree_ids(node.body):
+                self.scaffold.setdefault(inner, _PROBE_REASON)
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.value_scopes.pop()
@@ -395,6 +418,8 @@ class Context(cst.CSTVisitor):
             # in Neuron's own guide) replaces the API with a function; it does not call it.
             # (A flag set to a value, `cudnn.benchmark = True`, is still a use.)
             self.inner.update(id(t.target) for t in node.targets if isinstance(t.target, cst.Attribute))
+            if self.is_test:
+                self.spoofed.update(self.resolve(t.target) for t in node.targets if isinstance(t.target, cst.Attribute))
         if self.is_test and any(isinstance(t.target, cst.Attribute) and t.target.attr.value in ("return_value", "side_effect")
                                 for t in node.targets):
             # run.return_value = CompletedProcess(["nvidia-smi"], 0, ...): what a mock answers, not what runs.
@@ -519,6 +544,9 @@ class Context(cst.CSTVisitor):
         for operand in [node.left] + [c.comparator for c in node.comparisons]:
             elements = operand.elements if isinstance(operand, (cst.Tuple, cst.List, cst.Set)) else None
             self.compared.update([id(e.value) for e in elements] if elements is not None else [id(operand)])
+            if self.is_test and self.asserts and isinstance(operand, cst.Attribute) and dotted_name(operand) == "torch.cuda":
+                # `assert device_module("cpu") is not torch.cuda`: which module the code picks, asserted.
+                self.scaffold.setdefault(id(operand), "an assertion on which module the code under test picks")
         if id(node) in self.optional_tests:
             return
         if self.is_test and self.asserts and any(isinstance(c.operator, (cst.In, cst.NotIn)) for c in node.comparisons):
