@@ -59,6 +59,13 @@ _TORCH_DTYPES = frozenset({"float32", "float", "float16", "half", "bfloat16", "f
                            "int64", "int", "long", "short", "uint8", "bool", "float8_e4m3fn", "float8_e5m2"})
 
 
+def _unpacked(target: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The targets an assignment target stands for: `a[m], (b, *c)` is `a[m]`, `b` and `c`."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [t for e in target.elements for t in _unpacked(e.value)]
+    return [target]
+
+
 def _subtree(node: cst.CSTNode) -> list[cst.CSTNode]:
     """`node` and every syntax node below it."""
     out: list[cst.CSTNode] = []
@@ -398,7 +405,9 @@ class Context(cst.CSTVisitor):
         return bool(DEVICE_NAME.search(name))
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        self.store_targets.update(id(t.target) for t in node.targets if isinstance(t.target, cst.Subscript))
+        # `x[mask] = 0`, and each of `a[mask], b[mask] = f(x)`: assigned to, not read
+        self.store_targets.update(id(target) for t in node.targets for target in _unpacked(t.target)
+                                  if isinstance(target, cst.Subscript))
         for t in node.targets:
             if isinstance(t.target, cst.Subscript) and len(t.target.slice) == 1 and isinstance(t.target.slice[0].slice, cst.Index):
                 self.env_values[id(t.target.slice[0].slice.value)] = node.value  # read only for environment keys
