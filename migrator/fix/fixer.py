@@ -190,7 +190,7 @@ class _Renderer:
             call = cand.context["call"]
             return call, self._arguments(call, entry), list(entry.get("imports", []))
         if kind == "text":
-            raise FixUnavailable("the fix rewrites shell, Dockerfile and requirements lines; change this Python string by hand")
+            raise FixUnavailable("no rewrite in Python code (this rule's fix edits command lines in shell, Dockerfile and requirements files): change the value by hand")
         raise ValueError(f"fix kind {kind!r} does not apply to Python")
 
     def template(self, cand: Candidate, entry: dict[str, Any]) -> tuple[cst.CSTNode, str, list[str]]:
@@ -404,7 +404,7 @@ def _left_whole(source: str, findings: list[Finding], blockers: list[Finding], r
     for finding in findings:
         if finding in blockers:
             reason = reasons.get((finding.rule_id, finding.snippet)) or allowed(finding, unsafe) or "no automatic fix: needs a person"
-            reason = f"blocks this file: {reason}"
+            reason = f"blocks this file, which would still need CUDA (pass --partial to rewrite the rest): {reason}"
         else:
             reason = (f"not rewritten: {where} has no automatic rewrite, so the file would still need CUDA; "
                       "change it by hand and run fix again, or pass --partial")

@@ -44,7 +44,7 @@ def allowed(finding: Finding, unsafe: bool) -> str | None:
         return finding.plan.context["manual_reason"]
     if not finding.fix.available:
         if finding.plan is not None and finding.plan.rule.fix["kind"] == "text" and finding.plan.node is not None:
-            return "the fix rewrites shell, Dockerfile and requirements lines; change this Python string by hand"
+            return "no rewrite in Python code (this rule's fix edits command lines in shell, Dockerfile and requirements files): change the value by hand"
         return "no automatic fix for this target"
     if finding.fix.safety is Safety.UNSAFE and not unsafe:
         return f"unsafe fix available ({finding.fix.title}): rerun with --unsafe-fixes"

@@ -41,6 +41,8 @@ _GPU_BUILD = re.compile(r"\bhip\b|_HIP_|HIP_EXTENSION|\bROCM\b|WITH_ROCM|\brocm\
 # A call that skips a test: pytest.mark.skipif, unittest.skipUnless, self.skipTest, pytest.skip, SkipTest.
 _SKIP_CALL = re.compile(r"(?i)^(skip|skip_?if\w*|skip_?unless\w*|skiptest)$")
 _SKIP_REASON = "a skip condition in a test; on Neuron the test is skipped unless the condition is changed"
+# Calls that replace an attribute for a test (besides `monkeypatch.setattr` and `*.patch*`).
+_PATCHERS = frozenset({"unittest.mock.patch", "unittest.mock.patch.object", "mock.patch", "mock.patch.object"})
 # A test's fixture parameter that installs a stand-in (`fake_nvidia_smi`, `mock_gpu`).
 _FAKE_FIXTURE = re.compile(r"^(fake|mock|stub|dummy)_|_(fake|mock|stub)$")
 # A test utility that decides which tests run: a skip decorator or a capability probe.
@@ -226,11 +228,6 @@ class Context(cst.CSTVisitor):
         where = self.index.not_in.get(rule.id)
         if where is not None and self._not_in(where):
             return
-        if self.is_test and values.get("name") in self.spoofed and id(node) not in self.scaffold:
-            # The test replaced this API with a stand-in (`torch.cuda.is_available = lambda: True`);
-            # a rewrite would bypass the stand-in and change what the test checks.
-            self.scaffold[id(node)] = "the test replaced this API with a stand-in, so it runs no CUDA code"
-            context = {**context, "manual_reason": "the test replaced this API with a stand-in: left as it is"}
         if self.is_test and id(node) in self.scaffold:
             # A test's skip condition, isolation step or expected failure: reported at info as
             # test scaffolding (engine._finding), as issue 11's Precision list accepts.
@@ -249,6 +246,18 @@ class Context(cst.CSTVisitor):
             else:
                 context = {**context, "vendor_arm": arm[0]}
         self.candidates.append(Candidate(rule, node, {k: str(v) for k, v in values.items()}, context))
+
+    def settle_spoofs(self) -> None:
+        """Uses of an API the test file replaced with a stand-in (`torch.cuda.is_available = lambda:
+        True`, `monkeypatch.setattr(torch.cuda, "device_count", ...)`, `@mock.patch(...)`), wherever
+        the stand-in is set: test scaffolding, and not rewritten (the rewrite would bypass it and
+        change what the test checks)."""
+        if not self.spoofed:
+            return
+        for cand in self.candidates:
+            if cand.values.get("name") in self.spoofed and "scaffold" not in cand.context:
+                cand.context = {**cand.context, "scaffold": "the test replaced this API with a stand-in, so it runs no CUDA code",
+                                "manual_reason": "the test replaced this API with a stand-in: left as it is"}
 
     def settle_vendor_arms(self) -> None:
         """After the walk: drop the candidates of a per-vendor dispatch's CUDA arm that chooses no
@@ -765,6 +774,21 @@ class Context(cst.CSTVisitor):
         return finder.found[0] if finder.found else None
 
     # -- calls, references, methods, arguments ---------------------------------------------
+    def _spoof(self, node: cst.Call, attr: str | None, qname: str | None) -> None:
+        """`monkeypatch.setattr(torch.cuda, "device_count", lambda: 8)`, `mock.patch("torch.cuda.is_available",
+        return_value=True)`, `mock.patch.object(torch.cuda, "is_available")`: the API a test
+        replaces with a stand-in (its uses in the file are scaffolding, see `add`)."""
+        positional = [a.value for a in node.args if a.keyword is None and not a.star]
+        if not positional:
+            return
+        first = _string_value(positional[0])
+        if first is not None and "." in first:
+            self.spoofed.add(first)  # a dotted path as text
+        elif len(positional) > 1 and (name := _string_value(positional[1])) is not None:
+            owner = self.resolve(positional[0]) if isinstance(positional[0], (cst.Name, cst.Attribute)) else None
+            if owner is not None:
+                self.spoofed.add(f"{owner}.{name}")
+
     def visit_Call(self, node: cst.Call) -> None:
         self.callees[id(node.func)] = node
         for arg in node.args:
@@ -772,6 +796,8 @@ class Context(cst.CSTVisitor):
                 self.wrapped_by[id(arg.value)] = node
         qname = self.resolve(node.func)
         attr = node.func.attr.value if isinstance(node.func, cst.Attribute) else None
+        if self.is_test and attr in ("setattr", "patch", "object") or (self.is_test and qname in _PATCHERS):
+            self._spoof(node, attr, qname)
         last = attr or (node.func.value if isinstance(node.func, cst.Name) else "")
         self._probes(node, last)
         if self.is_test and _SKIP_CALL.match(last) and last.lower() != "skip":

@@ -206,8 +206,8 @@ def hold_back(module: cst.Module, findings: list[Finding], fixable: Callable[[Fi
     for group in by_scope.values():
         for finding in group:
             partners = set((finding.plan.rule.fix or {}).get("coupled_with", []))
-            if not partners or id(finding) in held:
-                continue
+            if not partners or id(finding) in held or not fixable(finding):
+                continue  # (a finding with no rewrite of its own is not held: it may block the file)
             stuck = next((g for g in group if g.rule_id in partners and (not fixable(g) or id(g) in held)), None)
             if stuck is not None:
                 held[id(finding)] = (f"goes with `{stuck.snippet}` ({stuck.rule_id}, {_line(stuck, locate)}), which has no automatic "

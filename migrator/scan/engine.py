@@ -70,6 +70,7 @@ def scan_python(
         # A value reported where a name is set (argument._match_held) may sit in an earlier statement.
         owners.update((id(c.node), c.context.get("statement", number)) for c in collector.candidates[first:])
     collector.settle_vendor_arms()
+    collector.settle_spoofs()
     if not collector.candidates:
         return []
     if collector.cuda_tests:
@@ -98,9 +99,38 @@ def scan_python(
         findings.append(_finding(cand, path, target, Span(line, column + 1, end_line, end_column + 1),
                                  _snippet(module, cand.node), cell, is_test))
     findings.sort(key=lambda f: (f.cell or 0, f.span.line, f.span.column, f.rule_id))
+    findings = _mark_coupled(findings, module)
     if whole_file:
         findings = mark_blocked(findings)
     return findings
+
+
+def _mark_coupled(findings: list[Finding], module: cst.Module) -> list[Finding]:
+    """A fix coupled with a partner rule's in the same function (NRN105 `accelerator="gpu"` with
+    NRN312 `precision="16-mixed"`) applies only with the partner's, as `fix` decides
+    (coupling.hold_back): with --unsafe-fixes where the partner's fix is unsafe, not at all where
+    the partner has none. So `scan`'s fixable marks and counts say what `fix` does."""
+    from dataclasses import replace
+
+    coupled = [f for f in findings if f.fix is not None and f.fix.available and f.plan is not None and f.plan.node is not None
+               and (f.plan.rule.fix or {}).get("coupled_with")]
+    if not coupled:
+        return findings
+    parents = Parents(module, syntax_only=True)
+    changed: dict[int, Finding] = {}
+    for finding in coupled:
+        scope = parents.scope(finding.plan.node)
+        partners = [g for g in findings if g.rule_id in finding.plan.rule.fix["coupled_with"] and g.plan is not None
+                    and g.plan.node is not None and parents.scope(g.plan.node) is scope]
+        stuck = next((g for g in partners if g.fix is None or not g.fix.available), None)
+        if stuck is not None:
+            finding.plan.context = {**finding.plan.context, "manual_reason": (
+                f"goes with `{stuck.snippet}` ({stuck.rule_id}, line {stuck.span.line}), which has no automatic rewrite: "
+                "change them together by hand")}
+            changed[id(finding)] = replace(finding, fix=replace(finding.fix, available=False))
+        elif finding.fix.safety is Safety.SAFE and any(g.fix.safety is Safety.UNSAFE for g in partners):
+            changed[id(finding)] = replace(finding, fix=replace(finding.fix, safety=Safety.UNSAFE))
+    return [changed.get(id(f), f) for f in findings]
 
 
 def _host_pytorch(target: str) -> tuple[int, ...] | None:
@@ -118,6 +148,11 @@ def mark_blocked(findings: list[Finding]) -> list[Finding]:
 
     blocker = next((f for f in findings if blocks(f, f.fix is not None and f.fix.available)), None)
     if blocker is None:
+        # A would-be blocker whose only rewrite is unsafe: plain `fix` leaves the file whole, so
+        # its safe fixes apply only with --unsafe-fixes too.
+        if any(f.fix is not None and f.fix.available and f.fix.safety is Safety.UNSAFE and blocks(f, False) for f in findings):
+            return [replace(f, fix=replace(f.fix, safety=Safety.UNSAFE)) if f.fix is not None and f.fix.available else f
+                    for f in findings]
         return findings
     where = f"`{blocker.snippet}` ({blocker.rule_id}, line {blocker.span.line})"
     out = []

@@ -80,6 +80,7 @@ _LINE_SAFE = ("utf-8", "utf-8-sig", "utf8", "ascii", "latin-1", "iso-8859-1", "i
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # Keywords whose Name value ModuleValues records as used where a device, backend or count goes.
 _ROLE_KEYWORDS = frozenset(DEVICE_KEYWORDS) | frozenset(NPROCS_KEYWORDS) | {"backend"}
+_PATCH_CALLS = frozenset({"setattr", "patch", "object"})  # a test replacing an API (context._spoof)
 _ROLE_CALLS = frozenset({"to", "device"}) | frozenset(BACKEND_CALLS)
 _INDEX_CALL_NAMES = frozenset({"int", "get_rank", "get_local_rank", "current_device", "current_device_index", "local_rank"})
 _DTYPE_CALLS = frozenset({"to", "type", "set_default_dtype", "get_default_dtype"})
@@ -639,6 +640,8 @@ class _Reader:
                 self._index_value(value)
         if positional:
             first = positional[0]
+            if last in _PATCH_CALLS and type(first) is ast.Constant and isinstance(first.value, str) and "cuda" in first.value:
+                self.relevant = True  # `monkeypatch.setattr("torch.cuda.device_count", ...)`: context._spoof reads it
             if last in _ROLE_CALLS and type(first) is ast.Name:
                 self.uses.append((scope, first.id))
                 seen.role_uses.add(first.id)
