@@ -245,7 +245,8 @@ def scan_text(text: str, path: str, file_kind: str, index: RuleIndex, target: st
               cell: int | None = None, line_offset: int = 0) -> list[Finding]:
     """Match `text` rules line by line (comment lines skipped) in a non-Python file."""
     findings: list[Finding] = []
-    rules = [(p, r) for p, r, kinds in index.text if file_kind in kinds and r.id in index.enabled and (r.in_tests or not is_test)]
+    rules = [(p, r) for p, r, kinds in index.text if file_kind in kinds and r.id in index.enabled and (r.in_tests or not is_test)
+             and not (id(p) in index.text_paths and index.text_paths[id(p)].search(path.replace("\\", "/")))]
     once: set[int] = set()
     code: str | None = None
     for p, _ in rules:

@@ -39,6 +39,7 @@ class RuleIndex:
         self.strings: list[tuple[re.Pattern[str], RuleSpec, str | None, tuple[str, ...]]] = []
         self.reference_context: dict[tuple[str, str], str] = {}
         self.text: list[tuple[re.Pattern[str], RuleSpec, tuple[str, ...]]] = []
+        self.text_paths: dict[int, Any] = {}  # a text matcher's unless_path_matches, by id of its compiled pattern
         # A text matcher's file-wide conditions, by id of its compiled pattern: (unless_file_matches, once).
         self.text_options: dict[int, tuple[Any, bool]] = {}
         # A string matcher's: (unless_file_matches, once, remote_value, value_set).
@@ -159,6 +160,8 @@ class RuleIndex:
                     if m.get("unless_file_matches") or m.get("once"):
                         unless = self.pattern(m["unless_file_matches"], rule) if m.get("unless_file_matches") else None
                         self.text_options[id(compiled)] = (unless, bool(m.get("once")))
+                    if m.get("unless_path_matches"):
+                        self.text_paths[id(compiled)] = self.pattern(m["unless_path_matches"], rule)
         # Longest prefix first, so the most specific rule wins.
         self.call_prefix.sort(key=lambda pr: -len(pr[0]))
         self.ref_prefix.sort(key=lambda pr: -len(pr[0]))
