@@ -348,7 +348,7 @@ def baseline_create(
 @app.command(cls=_Command)
 def fix(
     ctx: typer.Context,
-    paths: List[Path] = typer.Argument(..., metavar="PATH", help="Files or folders to fix."),
+    paths: Optional[List[Path]] = typer.Argument(None, metavar="PATH", show_default=".", help="Files or folders to fix (as scan, the current folder when none is given)."),
     target: str = typer.Option("portable", "--target", "-t", metavar="TARGET", help=TARGET_HELP),
     write: bool = typer.Option(False, "--write", help="Write the changes (default: print a unified diff)."),
     unsafe_fixes: bool = typer.Option(False, "--unsafe-fixes/--no-unsafe-fixes", help="Also apply fixes that may change numerics or behaviour."),
@@ -369,6 +369,7 @@ def fix(
     target, unsafe_fixes, force_exclude, framework_source = (_given(ctx, n, v) for n, v in (
         ("target", target), ("unsafe_fixes", unsafe_fixes), ("force_exclude", force_exclude),
         ("framework_source", framework_source)))
+    paths = paths or [Path(".")]
     settings = _settings(config, paths)
     options = _scan_options(settings, target, select, ignore, exclude, extend_exclude, 1, False, True, None, force_exclude=force_exclude,
                             extend_select=extend_select, framework_source=framework_source)
@@ -648,7 +649,10 @@ def assess(
                                 prices=prices, families=tuple(dict.fromkeys(family)))
     except (FileNotFoundError, RuleError, FleetError) as exc:
         raise _fail(str(exc)) from None
-    _emit(render_assessment(fmt, assessment), output)
+    # On a terminal the text report fits its width (new-user helper: 100 columns wrapped at 80);
+    # in a file or a pipe it stays 100 columns wide, the same on every machine.
+    width = max(60, shutil.get_terminal_size((100, 24)).columns) if output is None and sys.stdout.isatty() else 100
+    _emit(render_assessment(fmt, assessment, width=width), output)
     if output is not None:
         typer.echo(f"wrote {output}", err=True)
 

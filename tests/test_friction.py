@@ -496,3 +496,37 @@ def test_standard_streams_that_break_keep_the_exit_code_meaningful(tmp_path, red
     err = errors.read_text() if errors.exists() else ""
     assert proc.returncode == code, err
     assert "Traceback" not in err and said in err, err
+
+
+def test_fix_without_a_path_fixes_the_current_folder_as_scan_does(cli, tmp_path):
+    # New-user helper: `fix` alone exited 2 ("Missing argument 'PATH'") where `scan` takes ".".
+    proj = project(tmp_path / "proj")
+    assert cli("fix", cwd=proj, check=1).stdout == cli("fix", ".", cwd=proj, check=1).stdout != ""
+
+
+def test_assess_on_a_terminal_fits_its_width(tmp_path):
+    # New-user helper: the text report was 100 columns wide on an 80-column terminal.
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    proj = project(tmp_path / "proj")
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "migrator", "assess", "."], cwd=proj, stdout=slave, stderr=subprocess.DEVNULL,
+                            env={**os.environ, "PYTHONPATH": str(root), "COLUMNS": "80"})
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # the other end closed
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    proc.wait(timeout=120)
+    os.close(master)
+    lines = b"".join(chunks).decode("utf-8", "replace").replace("\r", "").splitlines()
+    assert lines and max(map(len, lines)) <= 80, max(lines, key=len)
