@@ -533,7 +533,7 @@ def rules(
     if "fixed" in bad:
         typer.echo(f"Fixed (target {bad.get('target', 'portable')})\n" + "".join(f"  {line}\n" for line in bad["fixed"].splitlines()))
     if r.fix:
-        typer.echo(f"Fix safety\n  {r.fix['safety']}: {r.docs.get('fix_safety', 'keeps behaviour on the GPU').strip()}\n")
+        typer.echo(f"Fix safety\n  {r.fix['safety']}: {r.fix_safety_text()}\n")
     typer.echo("References\n" + "".join(f"  {u}\n" for u in r.docs["references"]))
 
 

@@ -78,7 +78,7 @@ def render_rules_doc(catalogue: Catalogue) -> str:
         if "fixed" in bad:
             out += ["", f"Use instead (target `{bad.get('target', 'portable')}`):", "", f"```{lang}", bad["fixed"].rstrip(), "```"]
         if r.fix:
-            safety = " ".join(r.docs.get("fix_safety", "The fix keeps behaviour on the GPU.").split())
+            safety = r.fix_safety_text()
             out += ["", "### Fix safety", "", f"`{r.fix['safety']}`: {safety}"]
         efforts = sorted(set(r.efforts.values())) or ["medium"]
         out += ["", "### Effort (assess)", "", f"`{'`, `'.join(efforts)}` per finding left after `fix`"

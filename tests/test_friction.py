@@ -530,3 +530,11 @@ def test_assess_on_a_terminal_fits_its_width(tmp_path):
     os.close(master)
     lines = b"".join(chunks).decode("utf-8", "replace").replace("\r", "").splitlines()
     assert lines and max(map(len, lines)) <= 80, max(lines, key=len)
+
+
+def test_fix_safety_says_what_safe_means_on_the_targets_the_rule_rewrites_for(cli):
+    # New-user helper: `rules NRN506` said "safe: keeps behaviour on the GPU" of a rewrite to
+    # backend="neuron", which does not run on a GPU.
+    neuron_only = cli("rules", "NRN506", check=0).stdout
+    assert "no longer runs on a GPU" in neuron_only and "keeps its behaviour on a CUDA GPU" not in neuron_only
+    assert "keeps its behaviour on a CUDA GPU" in cli("rules", "NRN101", check=0).stdout

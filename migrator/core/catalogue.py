@@ -64,6 +64,27 @@ class RuleSpec:
     def message_for(self, target: str) -> str:
         return self.messages.get(target, self.message)
 
+    def fix_safety_text(self) -> str:
+        """What the fix's safety means for this rule: its own note, else what `safe` promises on
+        the targets it rewrites for (portable: the GPU keeps its behaviour; neuron/xla: the
+        target's device does what the GPU did). Empty without a fix."""
+        if not self.fix:
+            return ""
+        if self.docs.get("fix_safety"):
+            return " ".join(self.docs["fix_safety"].split())
+        targets = set(self.fix["targets"])
+        said = []
+        if "portable" in targets:
+            said.append("on portable the rewritten code keeps its behaviour on a CUDA GPU")
+        moved = sorted(targets & {"neuron", "xla"})
+        if moved:
+            said.append(f"on {' and '.join(moved)} it does on that device what the code did on the GPU "
+                        "(it no longer runs on a GPU)")
+        if self.fix["safety"] != "safe":
+            return "It may change numerics or meaning: review it, then apply it with --unsafe-fixes."
+        text = "; ".join(said) + "."
+        return text[0].upper() + text[1:]
+
     def fix_for(self, target: str) -> dict[str, Any] | None:
         """The fix entry for `target`, or None when the rule offers none there."""
         if not self.fix or target not in self.fix["targets"]:
