@@ -352,6 +352,9 @@ def test_pytorch_own_source_is_one_info_finding_and_scanned_on_request(cli, tmp_
     assert len(framework) == 1 and framework[0]["severity"] == "info"
     assert framework[0]["path"] == (torch_pkg / "__init__.py").as_posix()
     assert "3 files in package `torch`" in framework[0]["message"]
+    # The text summary says the package was left out (new-user helper: "1 finding in 0 files").
+    alone = cli("scan", torch_pkg, check=0).stdout
+    assert "in 0 files" in alone and "(1 package of PyTorch's own source left out: NRN002)" in alone
     # Nothing from inside the vendored copy; the team's own code (a subpackage called torch too) is scanned.
     assert not any("third_party" in f["path"] for f in data if f["rule_id"] != "NRN002")
     assert {f["path"].split(str(tmp_path) + "/")[1] for f in data if f["rule_id"] != "NRN002"} == {

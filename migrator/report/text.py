@@ -52,6 +52,10 @@ def render_text(findings: Sequence[Finding], stats: dict[str, Any] | None = None
     if stats:
         files = stats["files"]
         summary += f" in {files} file{'s' if files != 1 else ''}, {stats['lines']} lines, {stats['seconds']:.1f} s"
+        left_out = sum(1 for f in findings if f.rule_id == "NRN002")
+        if left_out:
+            # New-user helper: "1 finding in 0 files" read as a contradiction.
+            summary += f" ({left_out} package{'s' if left_out != 1 else ''} of PyTorch's own source left out: NRN002)"
     target = (stats or {}).get("target")
     if fixable:
         # The hint holds for the target (and the selection) the scan was made for: the CLI hands
