@@ -649,9 +649,9 @@ def assess(
                                 prices=prices, families=tuple(dict.fromkeys(family)))
     except (FileNotFoundError, RuleError, FleetError) as exc:
         raise _fail(str(exc)) from None
-    # On a terminal the text report fits its width (new-user helper: 100 columns wrapped at 80);
-    # in a file or a pipe it stays 100 columns wide, the same on every machine.
-    width = max(60, shutil.get_terminal_size((100, 24)).columns) if output is None and sys.stdout.isatty() else 100
+    # On a terminal the text report fits its width (new-user helper: 100 columns wrapped at 80),
+    # within 60-160 columns; in a file or a pipe it stays 100 columns wide, the same everywhere.
+    width = min(160, max(60, shutil.get_terminal_size((100, 24)).columns)) if output is None and sys.stdout.isatty() else 100
     _emit(render_assessment(fmt, assessment, width=width), output)
     if output is not None:
         typer.echo(f"wrote {output}", err=True)

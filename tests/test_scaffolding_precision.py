@@ -445,3 +445,53 @@ def test_a_stand_in_set_in_an_unrelated_fixture_is_read_by_the_pruned_scan_too(s
 
     pruned, whole = seen(ScanOptions()), seen(ScanOptions(report_unused_noqa=True))  # report_unused_noqa: no pruning
     assert pruned == whole and pruned[0][1] == "info", pruned
+
+
+def test_a_stand_in_counts_only_where_it_is_installed():
+    # Hostile helper: one test's `patch("torch.cuda.synchronize")` silenced a real call in another
+    # test, and so did a fixture no test took and a non-mock object's `setattr`.
+    source = textwrap.dedent("""\
+        import pytest
+        import torch
+        from unittest.mock import patch
+
+        @pytest.fixture
+        def fake_count(monkeypatch):
+            monkeypatch.setattr(torch.cuda, "device_count", lambda: 8)
+
+        def test_patched():
+            with patch("torch.cuda.synchronize"):
+                torch.cuda.synchronize()
+
+        def test_real():
+            torch.cuda.synchronize()
+
+        def test_with_fixture(fake_count):
+            assert torch.cuda.device_count() == 8
+
+        def test_without_fixture():
+            assert torch.cuda.device_count() >= 0
+
+        def test_client(client):
+            client.setattr("torch.cuda.empty_cache", 1)
+            torch.cuda.empty_cache()
+        """)
+    found = {(f.rule_id, f.span.line): f.severity.value for f in scan_source(source, "tests/test_k.py", options=ScanOptions(target="neuron"))}
+    assert found[("NRN202", 11)] == "info" and found[("NRN202", 14)] == "error"
+    assert found[("NRN205", 17)] == "info" and found[("NRN205", 20)] == "error"
+    assert found[("NRN203", 24)] != "info"
+
+
+def test_helpers_named_like_skip_decorators_are_still_code():
+    # Hostile helper: `skip_connection` and `require_grad_params` in a test file were taken for
+    # testing utilities that decide which tests run.
+    source = textwrap.dedent("""\
+        import torch
+        def skip_connection(x, y):
+            return (x + y).cuda()
+        def require_grad_params(model):
+            torch.cuda.synchronize()
+            return [p for p in model.parameters() if p.requires_grad]
+        """)
+    found = [f for f in scan_source(source, "tests/test_model.py", options=ScanOptions(target="neuron"))]
+    assert found and all(f.severity.value == "error" for f in found), found

@@ -43,10 +43,24 @@ _SKIP_CALL = re.compile(r"(?i)^(skip|skip_?if\w*|skip_?unless\w*|skiptest)$")
 _SKIP_REASON = "a skip condition in a test; on Neuron the test is skipped unless the condition is changed"
 # Calls that replace an attribute for a test (besides `monkeypatch.setattr` and `*.patch*`).
 _PATCHERS = frozenset({"unittest.mock.patch", "unittest.mock.patch.object", "mock.patch", "mock.patch.object"})
+# The objects whose setattr/patch/patch.object install a stand-in (pytest's monkeypatch, pytest-mock's mocker, mock).
+_PATCH_OWNER = re.compile(r"(^|\.)(monkeypatch|mocker|mock|patch)$")
 # A test's fixture parameter that installs a stand-in (`fake_nvidia_smi`, `mock_gpu`).
 _FAKE_FIXTURE = re.compile(r"^(fake|mock|stub|dummy)_|_(fake|mock|stub)$")
-# A test utility that decides which tests run: a skip decorator or a capability probe.
-_PROBE = re.compile(r"^_?(require_|requires_|skip_|skip_if|skip_unless|supports_|is_\w+_(available|supported)$|has_\w+_support$)")
+# A test utility that decides which tests run: a skip decorator (named require_*/skip_* and
+# calling a skip) or a capability probe (is_*_available, supports_*, has_*_support).
+_SKIPPER = re.compile(r"^_?(require_|requires_|skip_if|skip_unless|skip_)")
+_PROBE = re.compile(r"^_?(supports_\w+|is_\w+_(available|supported)|has_\w+_support)$")
+_SKIP_CALL_TEXT = re.compile(r"\b(skip|skipIf|skipUnless|skipTest|SkipTest|skipif)\b")
+
+
+def _is_probe(node: cst.FunctionDef) -> bool:
+    name = node.name.value
+    if _PROBE.match(name):
+        return True
+    # `skip_connection(x, y)` and `require_grad_params(model)` are named alike but skip nothing.
+    return bool(_SKIPPER.match(name)) and any(
+        isinstance(n, cst.Name) and _SKIP_CALL_TEXT.fullmatch(n.value) for n in _subtree(node.body))
 _PROBE_REASON = ("a test utility that decides which tests run (a skip decorator or a capability probe); on Neuron "
                  "the tests it guards are skipped unless it is changed")
 # A name that keeps a setting to put it back (`old_allow_tf32 = torch.backends.cuda.matmul.allow_tf32`).
@@ -160,7 +174,10 @@ class Context(cst.CSTVisitor):
         self.suppressed: set[int] = set()
         self.device_ctx: dict[int, str] = {}
         self.bare_decorators: set[int] = set()  # `@torch.compile`: a decorator named without a call
-        self.spoofed: set[str | None] = set()  # APIs a test file replaced with a stand-in (qualified names)
+        # APIs a test file replaced with a stand-in (qualified names), by the definitions (functions
+        # and classes, outermost first) around the statement or decorator that installs it
+        self.spoofed: dict[tuple[str, ...], set[str]] = {}
+        self.params: list[frozenset[str]] = []  # the parameters of each function being walked (fixtures a test takes)
         self.docstrings: set[int] = set()
         self.quiet = 0
         self.dtype_ctx: set[int] = set()
@@ -228,6 +245,9 @@ class Context(cst.CSTVisitor):
         where = self.index.not_in.get(rule.id)
         if where is not None and self._not_in(where):
             return
+        if self.is_test and self.defs:
+            # where the finding is, for settle_spoofs (a stand-in counts only where it is installed)
+            context = {**context, "defs": tuple(self.defs), "fixtures": frozenset().union(*self.params)}
         if self.is_test and id(node) in self.scaffold:
             # A test's skip condition, isolation step or expected failure: reported at info as
             # test scaffolding (engine._finding), as issue 11's Precision list accepts.
@@ -255,7 +275,17 @@ class Context(cst.CSTVisitor):
         if not self.spoofed:
             return
         for cand in self.candidates:
-            if cand.values.get("name") in self.spoofed and "scaffold" not in cand.context:
+            where = cand.context.get("defs")
+            if where is None or "scaffold" in cand.context:
+                continue
+            # The stand-in is installed around the use (the same test or class, or a decorator on
+            # them), or by a fixture the test takes (a module-level function named as a parameter).
+            active: set[str] = set()
+            for depth in range(1, len(where) + 1):
+                active |= self.spoofed.get(where[:depth], set())
+            for fixture in cand.context.get("fixtures", ()):
+                active |= self.spoofed.get((fixture,), set())
+            if cand.values.get("name") in active:
                 cand.context = {**cand.context, "scaffold": "the test replaced this API with a stand-in, so it runs no CUDA code",
                                 "manual_reason": "the test replaced this API with a stand-in: left as it is"}
 
@@ -280,6 +310,8 @@ class Context(cst.CSTVisitor):
     # -- scopes and imports ----------------------------------------------------------------
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.value_scopes.append(self.values.scope(node))
+        if self.is_test:
+            self.params.append(frozenset(p.name.value for p in (*node.params.params, *node.params.kwonly_params)))
         self.arrays.append({})
         self.scopes.append({})
         self.functions.append(node.name.value)
@@ -293,7 +325,7 @@ class Context(cst.CSTVisitor):
             for inner in _subtree(node.body):
                 if isinstance(inner, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)):
                     self.scaffold.setdefault(id(inner), "a command run against a fake the test installs (a fixture)")
-        if self.is_test and len(self.defs) == 1 and _PROBE.match(node.name.value):
+        if self.is_test and len(self.defs) == 1 and _is_probe(node):
             # `def require_torch_multi_gpu(test_case)`, `def _is_torch_fp64_available(device)` in
             # testing utilities: what they ask of CUDA decides which tests run.
             for inner in _subtree_ids(node.body):
@@ -301,6 +333,8 @@ class Context(cst.CSTVisitor):
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.value_scopes.pop()
+        if self.is_test:
+            self.params.pop()
         self.arrays.pop()
         self.scopes.pop()
         self.functions.pop()
@@ -329,6 +363,8 @@ class Context(cst.CSTVisitor):
 
     def visit_For(self, node: cst.For) -> None:
         self.loop_nodes.append(node)
+        # `for h[~mask] in ...`: assigned to each iteration, not read
+        self.store_targets.update(id(t) for t in _unpacked(node.target) if isinstance(t, cst.Subscript))
 
     def leave_For(self, node: cst.For) -> None:
         self.loop_nodes.pop()
@@ -437,7 +473,9 @@ class Context(cst.CSTVisitor):
             # (A flag set to a value, `cudnn.benchmark = True`, is still a use.)
             self.inner.update(id(t.target) for t in node.targets if isinstance(t.target, cst.Attribute))
             if self.is_test:
-                self.spoofed.update(self.resolve(t.target) for t in node.targets if isinstance(t.target, cst.Attribute))
+                for t in node.targets:
+                    if isinstance(t.target, cst.Attribute) and (name := self.resolve(t.target)) is not None:
+                        self.spoofed.setdefault(tuple(self.defs), set()).add(name)
         if self.is_test and any(isinstance(t.target, cst.Attribute) and t.target.attr.value in ("return_value", "side_effect")
                                 for t in node.targets):
             # run.return_value = CompletedProcess(["nvidia-smi"], 0, ...): what a mock answers, not what runs.
@@ -489,6 +527,8 @@ class Context(cst.CSTVisitor):
                     self.arrays[-1].pop(t.target.value, None)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if isinstance(node.target, cst.Subscript):
+            self.store_targets.add(id(node.target))  # `tokens[~mask]: int = 1`
         if self.index.conditions and node.value is not None:
             self.written.update(_targets(node.target))
         if node.value is not None and self._target_is_device(node.target):
@@ -783,11 +823,11 @@ class Context(cst.CSTVisitor):
             return
         first = _string_value(positional[0])
         if first is not None and "." in first:
-            self.spoofed.add(first)  # a dotted path as text
+            self.spoofed.setdefault(tuple(self.defs), set()).add(first)  # a dotted path as text
         elif len(positional) > 1 and (name := _string_value(positional[1])) is not None:
             owner = self.resolve(positional[0]) if isinstance(positional[0], (cst.Name, cst.Attribute)) else None
             if owner is not None:
-                self.spoofed.add(f"{owner}.{name}")
+                self.spoofed.setdefault(tuple(self.defs), set()).add(f"{owner}.{name}")
 
     def visit_Call(self, node: cst.Call) -> None:
         self.callees[id(node.func)] = node
@@ -796,7 +836,8 @@ class Context(cst.CSTVisitor):
                 self.wrapped_by[id(arg.value)] = node
         qname = self.resolve(node.func)
         attr = node.func.attr.value if isinstance(node.func, cst.Attribute) else None
-        if self.is_test and attr in ("setattr", "patch", "object") or (self.is_test and qname in _PATCHERS):
+        if self.is_test and (qname in _PATCHERS or (attr in ("setattr", "patch", "object") and _PATCH_OWNER.search(
+                dotted_name(node.func.value) or ""))):  # type: ignore[union-attr]
             self._spoof(node, attr, qname)
         last = attr or (node.func.value if isinstance(node.func, cst.Name) else "")
         self._probes(node, last)
