@@ -7,11 +7,12 @@ group stays as it was with a reason that names its partner.
 
 import subprocess
 import sys
+import textwrap
 
 import pytest
 
 from migrator import ScanOptions
-from migrator.api import fix_source
+from migrator.api import fix_source, scan_source
 
 
 def fix(source, target="portable", unsafe=False, partial=False):
@@ -353,3 +354,43 @@ def test_a_finding_only_in_the_rewritten_code_points_at_the_input_line_and_says_
     finding, why = left[0]
     assert (finding.span.line, finding.span.column, finding.span.end_column) == (4, 5, len("    with torch.cuda.amp.autocast():") + 1)
     assert "as rewritten" in why
+
+
+SCAN_AGREES_WITH_FIX = {
+    "a guard over code the scan cannot follow, in a test": ("tests/test_train.py", """\
+        import torch
+        def f1(x):
+            if torch.cuda.is_available():
+                x = x.cuda()
+            return x
+        """),
+    "a guard over a call with no rewrite": ("train.py", """\
+        import torch
+        def f(x):
+            if torch.cuda.is_available():
+                torch.cuda.nvtx.range_push("step")
+            return x.cuda()
+        """),
+    "a Lightning accelerator coupled with an FP16 precision": ("train.py", """\
+        import lightning as L
+        import torch
+        def main():
+            n = torch.cuda.device_count()
+            return L.Trainer(accelerator="gpu", devices=n, precision="16-mixed")
+        """),
+}
+
+
+@pytest.mark.parametrize("target", ["portable", "neuron", "xla"])
+@pytest.mark.parametrize("name", list(SCAN_AGREES_WITH_FIX))
+def test_scan_marks_what_fix_applies(name, target):
+    # New-user and hostile helpers: scan's [*] marks and counts differed from what fix rewrote
+    # (coupled rules, guards kept by fix, a would-be blocker whose only rewrite is unsafe).
+    path, source = SCAN_AGREES_WITH_FIX[name]
+    source = textwrap.dedent(source)
+    options = ScanOptions(target=target)
+    found = scan_source(source, path, "python", options)
+    safe = sorted((f.rule_id, f.span.line) for f in found if f.fixable and f.fix.safety.value == "safe")
+    both = sorted((f.rule_id, f.span.line) for f in found if f.fixable)
+    assert sorted((f.rule_id, f.span.line) for f in fix_source(source, path, "python", options, unsafe=False).applied) == safe
+    assert sorted((f.rule_id, f.span.line) for f in fix_source(source, path, "python", options, unsafe=True).applied) == both

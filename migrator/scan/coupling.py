@@ -175,29 +175,7 @@ def hold_back(module: cst.Module, findings: list[Finding], fixable: Callable[[Fi
         if test is not None:
             cuda_only[id(finding)] = test
             held[id(finding)] = f"runs only on CUDA, inside `if {module.code_for_node(test).strip()}`: left as it is"
-    # Guards and the CUDA-only code they open.
-    for finding in findings:
-        if finding.plan is None or finding.plan.values.get("name") != "torch.cuda.is_available" or id(finding) in held:
-            continue
-        regions = _guard_regions(finding, module, parents)
-        if not regions:
-            continue
-        inside: set[int] = set()
-        for region in regions:
-            inside |= _descendants(region)
-        members = [f for f in findings if f is not finding and f.plan is not None and f.plan.node is not None and id(f.plan.node) in inside]
-        blockers = [f for f in members if id(f) not in cuda_only and not fixable(f) and not f.plan.rule.raw.get("runs_without_cuda")]
-        unknown = None if blockers else _unrecognised_cuda(regions, members, module, parents)
-        if blockers:
-            first = blockers[0]
-            held[id(finding)] = (f"guards `{first.snippet}` ({first.rule_id}, {_line(first, locate)}), which has no automatic rewrite: "
-                                 "rewriting the guard alone would run it without CUDA; change the two together by hand")
-        elif unknown is not None:
-            held[id(finding)] = (f"guards `{unknown}`, CUDA code the scan cannot follow (no finding of its own): rewriting the "
-                                 "guard alone would run it without CUDA; change the two together by hand")
-        if blockers or unknown is not None:
-            for member in members:
-                held.setdefault(id(member), f"inside a `torch.cuda.is_available()` guard ({_line(finding, locate)}) that stays as it is")
+    guard_holds(module, findings, fixable, parents, locate, held, cuda_only)
     # Rules coupled within one function.
     by_scope: dict[int, list[Finding]] = {}
     for finding in findings:
@@ -223,6 +201,39 @@ def hold_back(module: cst.Module, findings: list[Finding], fixable: Callable[[Fi
             for finding in casts:
                 held[id(finding)] = (f"`{where}` keeps feeding float64 NumPy data: a float32 model would fail on it; "
                                      "convert the data and the model together (`.astype(np.float32)`, `.float()`)")
+    return held
+
+
+def guard_holds(module: cst.Module, findings: list[Finding], fixable: Callable[[Finding], bool], parents: Parents,
+                locate: Callable[[Finding], Finding] = lambda f: f, held: dict[int, str] | None = None,
+                cuda_only: dict[int, Any] | None = None) -> dict[int, str]:
+    """The `torch.cuda.is_available()` guards (by id) that stay as they are, because they open
+    CUDA code `fix` cannot rewrite or cannot see, with the findings inside them; adds to `held`
+    (findings already held: not read again) and returns it. `scan` asks the same (engine)."""
+    held = {} if held is None else held
+    cuda_only = cuda_only or {}
+    for finding in findings:
+        if finding.plan is None or finding.plan.values.get("name") != "torch.cuda.is_available" or id(finding) in held:
+            continue
+        regions = _guard_regions(finding, module, parents)
+        if not regions:
+            continue
+        inside: set[int] = set()
+        for region in regions:
+            inside |= _descendants(region)
+        members = [f for f in findings if f is not finding and f.plan is not None and f.plan.node is not None and id(f.plan.node) in inside]
+        blockers = [f for f in members if id(f) not in cuda_only and not fixable(f) and not f.plan.rule.raw.get("runs_without_cuda")]
+        unknown = None if blockers else _unrecognised_cuda(regions, members, module, parents)
+        if blockers:
+            first = blockers[0]
+            held[id(finding)] = (f"guards `{first.snippet}` ({first.rule_id}, {_line(first, locate)}), which has no automatic rewrite: "
+                                 "rewriting the guard alone would run it without CUDA; change the two together by hand")
+        elif unknown is not None:
+            held[id(finding)] = (f"guards `{unknown}`, CUDA code the scan cannot follow (no finding of its own): rewriting the "
+                                 "guard alone would run it without CUDA; change the two together by hand")
+        if blockers or unknown is not None:
+            for member in members:
+                held.setdefault(id(member), f"inside a `torch.cuda.is_available()` guard ({_line(finding, locate)}) that stays as it is")
     return held
 
 

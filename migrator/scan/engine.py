@@ -99,10 +99,43 @@ def scan_python(
         findings.append(_finding(cand, path, target, Span(line, column + 1, end_line, end_column + 1),
                                  _snippet(module, cand.node), cell, is_test))
     findings.sort(key=lambda f: (f.cell or 0, f.span.line, f.span.column, f.rule_id))
-    findings = _mark_coupled(findings, module)
+    findings = _mark_guards(_mark_coupled(findings, module), module)
     if whole_file:
         findings = mark_blocked(findings)
     return findings
+
+
+def _mark_guards(findings: list[Finding], module: cst.Module) -> list[Finding]:
+    """A `torch.cuda.is_available()` guard that `fix` keeps (coupling.guard_holds: it opens CUDA
+    code with no rewrite, or code the scan cannot follow) is not fixable, nor is what it opens;
+    one that opens code with only an unsafe rewrite is fixable with --unsafe-fixes. So `scan`'s
+    marks and counts say what `fix` does."""
+    from dataclasses import replace
+
+    if not any(f.plan is not None and f.plan.values.get("name") == "torch.cuda.is_available" for f in findings):
+        return findings
+    from migrator.scan.coupling import guard_holds
+
+    parents = Parents(module, syntax_only=True)
+    cuda_only = {id(f): test for f in findings if f.plan is not None and f.plan.node is not None
+                 and (test := cuda_branch(f.plan.node, parents)) is not None}
+
+    def usable(safe_only: bool):
+        return lambda f: f.fix is not None and f.fix.available and (not safe_only or f.fix.safety is Safety.SAFE)
+
+    held = guard_holds(module, findings, usable(False), parents, cuda_only=cuda_only)
+    held_safe = guard_holds(module, findings, usable(True), parents, cuda_only=cuda_only)
+    out = []
+    for finding in findings:
+        if id(finding) in held and finding.plan is not None and not finding.plan.context.get("manual_reason"):
+            # (also on a finding with no fix: inside a guard that stays, it blocks nothing, as in fix)
+            finding.plan.context = {**finding.plan.context, "manual_reason": held[id(finding)]}
+        if finding.fix is not None and finding.fix.available and id(finding) in held:
+            finding = replace(finding, fix=replace(finding.fix, available=False))
+        elif finding.fix is not None and finding.fix.available and id(finding) in held_safe and finding.fix.safety is Safety.SAFE:
+            finding = replace(finding, fix=replace(finding.fix, safety=Safety.UNSAFE))
+        out.append(finding)
+    return out
 
 
 def _mark_coupled(findings: list[Finding], module: cst.Module) -> list[Finding]:
