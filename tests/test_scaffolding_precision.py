@@ -388,17 +388,23 @@ def test_a_cuda_arm_that_chooses_a_device_is_read_whole():
     assert got == {("NRN201", 2), ("NRN102", 3), ("NRN202", 4)}
 
 
-@pytest.mark.parametrize("spoof", [
+# The ways a test installs a stand-in for `torch.cuda.device_count`.
+SPOOFS = [
     "torch.cuda.device_count = lambda: 8",
     'monkeypatch.setattr(torch.cuda, "device_count", lambda: 8)',
     'monkeypatch.setattr("torch.cuda.device_count", lambda: 8)',
-])
+    'mock.patch.object(torch.cuda, "device_count", return_value=8).start()',
+]
+
+
+@pytest.mark.parametrize("spoof", SPOOFS)
 def test_a_spoofed_api_is_not_rewritten(spoof):
     # New-user helper: `fix` turned `assert torch.cuda.device_count() == 8` under a fixture that
     # patches it into torch.accelerator.device_count(), which the stand-in does not reach: the
     # test passed on a 2-GPU machine before and failed after.
     source = textwrap.dedent(f"""\
         import torch
+        from unittest import mock
         def test_spoof(monkeypatch):
             {spoof}
             assert torch.cuda.device_count() == 8
@@ -418,11 +424,7 @@ def test_outside_test_utilities_the_same_probes_are_findings():
     assert found and found[0].severity.value == "error"
 
 
-@pytest.mark.parametrize("spoof", [
-    'monkeypatch.setattr("torch.cuda.device_count", lambda: 8)',
-    'monkeypatch.setattr(torch.cuda, "device_count", lambda: 8)',
-    'mock.patch.object(torch.cuda, "device_count", return_value=8).start()',
-])
+@pytest.mark.parametrize("spoof", SPOOFS)
 def test_a_stand_in_set_in_an_unrelated_fixture_is_read_by_the_pruned_scan_too(spoof):
     # Pruning left out a fixture whose only CUDA mention was the dotted path as text, so the
     # use in another test stayed an error there and became scaffolding in the whole file's scan.
