@@ -394,3 +394,24 @@ def test_scan_marks_what_fix_applies(name, target):
     both = sorted((f.rule_id, f.span.line) for f in found if f.fixable)
     assert sorted((f.rule_id, f.span.line) for f in fix_source(source, path, "python", options, unsafe=False).applied) == safe
     assert sorted((f.rule_id, f.span.line) for f in fix_source(source, path, "python", options, unsafe=True).applied) == both
+
+
+def test_a_guard_that_returns_early_is_read_in_a_test_and_in_a_script():
+    # An `elif ... not torch.cuda.is_available(): return` made the guard check fail on timm's
+    # tests/test_optim.py (an internal error for the file in scan, and in fix already before).
+    source = textwrap.dedent("""\
+        import pytest
+        import torch
+        def _test_cases(torch_device):
+            if torch_device == "cpu":
+                return
+            elif torch_device == "cuda" and not torch.cuda.is_available():
+                return
+            x = torch.ones(2).cuda()
+            torch.cuda.synchronize()
+        """)
+    for path in ("tests/test_optim.py", "optim.py"):
+        found = scan_source(source, path, "python", ScanOptions(target="neuron"))
+        assert found and not any(f.rule_id == "NRN000" for f in found), found
+        outcome = fix_source(source, path, "python", ScanOptions(target="neuron"))
+        assert not outcome.failed, outcome.failed

@@ -71,10 +71,17 @@ def _guard_regions(finding: Finding, module: cst.Module, parents: Parents) -> li
                 regions.append(branch)
             elif isinstance(parent, cst.If):
                 # `if not torch.cuda.is_available(): sys.exit(...)`: what follows runs only with CUDA.
-                block = parents.of.get(id(parent))
-                body = list(getattr(block, "body", ()) or ())
-                if parent in body:
-                    regions.extend(body[body.index(parent) + 1:])
+                # An `elif`: what follows the whole if/elif chain.
+                statement: cst.CSTNode = parent
+                block = parents.of.get(id(statement))
+                while isinstance(block, cst.If) and block.orelse is statement:
+                    statement, block = block, parents.of.get(id(block))
+                body = getattr(block, "body", ())
+                if isinstance(body, cst.BaseSuite):  # a block a parent map skips (syntax_only)
+                    body = body.body
+                body = list(body or ()) if isinstance(body, (list, tuple)) else []
+                if statement in body:
+                    regions.extend(body[body.index(statement) + 1:])
             break
         if isinstance(parent, (cst.Assign, cst.AnnAssign)) and child is parent.value and not negated:
             targets = [t.target for t in parent.targets] if isinstance(parent, cst.Assign) else [parent.target]
