@@ -497,3 +497,23 @@ def test_helpers_named_like_skip_decorators_are_still_code():
         """)
     found = [f for f in scan_source(source, "tests/test_model.py", options=ScanOptions(target="neuron"))]
     assert found and all(f.severity.value == "error" for f in found), found
+
+
+def test_a_skip_helper_is_read_whole_by_the_pruned_scan():
+    # The pruned scan left out `return pytest.mark.skipif(...)` (it matches no rule), so peft's
+    # require_torch_multi_gpu was a testing utility in the whole file's scan and code in the pruned one.
+    source = textwrap.dedent("""\
+        import pytest
+        import torch
+        device_count = 2
+        def require_torch_multi_gpu(test_case):
+            multi_cuda_unavailable = not torch.cuda.is_available() or (device_count < 2)
+            return pytest.mark.skipif(multi_cuda_unavailable, reason="test requires multiple GPUs")(test_case)
+        """)
+
+    def seen(options):
+        return [(f.rule_id, f.severity.value, f.message) for f in scan_source(source, "tests/testing_utils.py", options=options)
+                if f.rule_id != "NRN001"]
+
+    pruned, whole = seen(ScanOptions()), seen(ScanOptions(report_unused_noqa=True))
+    assert pruned == whole and pruned and pruned[0][1] == "info", pruned

@@ -54,13 +54,21 @@ _PROBE = re.compile(r"^_?(supports_\w+|is_\w+_(available|supported)|has_\w+_supp
 _SKIP_CALL_TEXT = re.compile(r"\b(skip|skipIf|skipUnless|skipTest|SkipTest|skipif)\b")
 
 
-def _is_probe(node: cst.FunctionDef) -> bool:
+def _is_probe(node: cst.FunctionDef, original: str | None) -> bool:
+    """`original`: the file's whole text where the module was parsed from a pruned copy, whose
+    function bodies may lack the skip call (a statement that matches no rule is left out)."""
     name = node.name.value
     if _PROBE.match(name):
         return True
     # `skip_connection(x, y)` and `require_grad_params(model)` are named alike but skip nothing.
-    return bool(_SKIPPER.match(name)) and any(
-        isinstance(n, cst.Name) and _SKIP_CALL_TEXT.fullmatch(n.value) for n in _subtree(node.body))
+    if not _SKIPPER.match(name):
+        return False
+    if any(isinstance(n, cst.Name) and _SKIP_CALL_TEXT.fullmatch(n.value) for n in _subtree(node.body)):
+        return True
+    if original is None:
+        return False
+    whole = re.search(rf"^def {re.escape(name)}\b.*?(?=^\S|\Z)", original, re.M | re.S)
+    return whole is not None and _SKIP_CALL_TEXT.search(whole.group(0)) is not None
 _PROBE_REASON = ("a test utility that decides which tests run (a skip decorator or a capability probe); on Neuron "
                  "the tests it guards are skipped unless it is changed")
 # A name that keeps a setting to put it back (`old_allow_tf32 = torch.backends.cuda.matmul.allow_tf32`).
@@ -325,7 +333,7 @@ class Context(cst.CSTVisitor):
             for inner in _subtree(node.body):
                 if isinstance(inner, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)):
                     self.scaffold.setdefault(id(inner), "a command run against a fake the test installs (a fixture)")
-        if self.is_test and len(self.defs) == 1 and _is_probe(node):
+        if self.is_test and len(self.defs) == 1 and _is_probe(node, self._code):
             # `def require_torch_multi_gpu(test_case)`, `def _is_torch_fp64_available(device)` in
             # testing utilities: what they ask of CUDA decides which tests run.
             for inner in _subtree_ids(node.body):
