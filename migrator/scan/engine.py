@@ -116,7 +116,7 @@ def _mark_guards(findings: list[Finding], module: cst.Module) -> list[Finding]:
         return findings
     from migrator.scan.coupling import guard_holds
 
-    parents = Parents(module)  # the map fix's hold_back reads, so that both ask the same
+    parents = Parents(module, syntax_only=True)
     cuda_only = {id(f): test for f in findings if f.plan is not None and f.plan.node is not None
                  and (test := cuda_branch(f.plan.node, parents)) is not None}
 
