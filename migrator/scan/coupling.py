@@ -183,20 +183,7 @@ def hold_back(module: cst.Module, findings: list[Finding], fixable: Callable[[Fi
             cuda_only[id(finding)] = test
             held[id(finding)] = f"runs only on CUDA, inside `if {module.code_for_node(test).strip()}`: left as it is"
     guard_holds(module, findings, fixable, parents, locate, held, cuda_only)
-    # Rules coupled within one function.
-    by_scope: dict[int, list[Finding]] = {}
-    for finding in findings:
-        if finding.plan is not None and finding.plan.node is not None:
-            by_scope.setdefault(id(parents.scope(finding.plan.node)), []).append(finding)
-    for group in by_scope.values():
-        for finding in group:
-            partners = set((finding.plan.rule.fix or {}).get("coupled_with", []))
-            if not partners or id(finding) in held or not fixable(finding):
-                continue  # (a finding with no rewrite of its own is not held: it may block the file)
-            stuck = next((g for g in group if g.rule_id in partners and (not fixable(g) or id(g) in held)), None)
-            if stuck is not None:
-                held[id(finding)] = (f"goes with `{stuck.snippet}` ({stuck.rule_id}, {_line(stuck, locate)}), which has no automatic "
-                                     "rewrite: change them together by hand")
+    coupled_holds(findings, fixable, parents, locate, held)
     # A float32 model fed float64 NumPy data fails at its first layer.
     casts = [f for f in findings if f.rule_id == "NRN303" and id(f) not in held]
     if casts:
@@ -241,6 +228,28 @@ def guard_holds(module: cst.Module, findings: list[Finding], fixable: Callable[[
         if blockers or unknown is not None:
             for member in members:
                 held.setdefault(id(member), f"inside a `torch.cuda.is_available()` guard ({_line(finding, locate)}) that stays as it is")
+    return held
+
+
+def coupled_holds(findings: list[Finding], fixable: Callable[[Finding], bool], parents: Parents,
+                  locate: Callable[[Finding], Finding] = lambda f: f, held: dict[int, str] | None = None) -> dict[int, str]:
+    """The findings (by id) whose fix goes with a partner rule's in the same function (NRN105's
+    `accelerator="gpu"` with NRN312's `precision="16-mixed"`) while the partner's cannot be
+    applied or is held; adds to `held` and returns it. `scan` asks the same (engine)."""
+    held = {} if held is None else held
+    by_scope: dict[int, list[Finding]] = {}
+    for finding in findings:
+        if finding.plan is not None and finding.plan.node is not None:
+            by_scope.setdefault(id(parents.scope(finding.plan.node)), []).append(finding)
+    for group in by_scope.values():
+        for finding in group:
+            partners = set((finding.plan.rule.fix or {}).get("coupled_with", []))
+            if not partners or id(finding) in held or not fixable(finding):
+                continue  # (a finding with no rewrite of its own is not held: it may block the file)
+            stuck = next((g for g in group if g.rule_id in partners and (not fixable(g) or id(g) in held)), None)
+            if stuck is not None:
+                held[id(finding)] = (f"goes with `{stuck.snippet}` ({stuck.rule_id}, {_line(stuck, locate)}), which has no automatic "
+                                     "rewrite: change them together by hand")
     return held
 
 

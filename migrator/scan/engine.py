@@ -99,36 +99,44 @@ def scan_python(
         findings.append(_finding(cand, path, target, Span(line, column + 1, end_line, end_column + 1),
                                  _snippet(module, cand.node), cell, is_test))
     findings.sort(key=lambda f: (f.cell or 0, f.span.line, f.span.column, f.rule_id))
-    findings = _mark_guards(_mark_coupled(findings, module), module)
+    findings = _mark_held(findings, module)
     if whole_file:
         findings = mark_blocked(findings)
     return findings
 
 
-def _mark_guards(findings: list[Finding], module: cst.Module) -> list[Finding]:
-    """A `torch.cuda.is_available()` guard that `fix` keeps (coupling.guard_holds: it opens CUDA
-    code with no rewrite, or code the scan cannot follow) is not fixable, nor is what it opens;
-    one that opens code with only an unsafe rewrite is fixable with --unsafe-fixes. So `scan`'s
-    marks and counts say what `fix` does."""
+def _mark_held(findings: list[Finding], module: cst.Module) -> list[Finding]:
+    """What `fix` holds back (coupling.guard_holds and coupled_holds, the same questions fix's
+    hold_back asks), marked here so that `scan`'s fixable marks and counts say what `fix` does:
+    held whatever the safety, not fixable (with the reason; a finding with no fix inside a guard
+    that stays blocks nothing, as in fix); held only when unsafe fixes are off, fixable with
+    --unsafe-fixes. The holds: a `torch.cuda.is_available()` guard over CUDA code with no
+    rewrite or that the scan cannot follow, with what it opens; a fix coupled with a partner
+    rule's (NRN105 `accelerator="gpu"` with NRN312 `precision="16-mixed"`) whose partner's is
+    not applied."""
     from dataclasses import replace
 
-    if not any(f.plan is not None and f.plan.values.get("name") == "torch.cuda.is_available" for f in findings):
-        return findings
-    from migrator.scan.coupling import guard_holds
+    from migrator.scan.coupling import coupled_holds, guard_holds
 
+    guards = any(f.plan is not None and f.plan.values.get("name") == "torch.cuda.is_available" for f in findings)
+    coupled = any(f.plan is not None and (f.plan.rule.fix or {}).get("coupled_with") for f in findings)
+    if not guards and not coupled:
+        return findings
     parents = Parents(module, syntax_only=True)
     cuda_only = {id(f): test for f in findings if f.plan is not None and f.plan.node is not None
                  and (test := cuda_branch(f.plan.node, parents)) is not None}
 
-    def usable(safe_only: bool):
-        return lambda f: f.fix is not None and f.fix.available and (not safe_only or f.fix.safety is Safety.SAFE)
+    def holds(safe_only: bool) -> dict[int, str]:
+        def fixable(f: Finding) -> bool:
+            return f.fix is not None and f.fix.available and (not safe_only or f.fix.safety is Safety.SAFE)
 
-    held = guard_holds(module, findings, usable(False), parents, cuda_only=cuda_only)
-    held_safe = guard_holds(module, findings, usable(True), parents, cuda_only=cuda_only)
+        held = guard_holds(module, findings, fixable, parents, cuda_only=cuda_only) if guards else {}
+        return coupled_holds(findings, fixable, parents, held=held) if coupled else held
+
+    held, held_safe = holds(False), holds(True)
     out = []
     for finding in findings:
         if id(finding) in held and finding.plan is not None and not finding.plan.context.get("manual_reason"):
-            # (also on a finding with no fix: inside a guard that stays, it blocks nothing, as in fix)
             finding.plan.context = {**finding.plan.context, "manual_reason": held[id(finding)]}
         if finding.fix is not None and finding.fix.available and id(finding) in held:
             finding = replace(finding, fix=replace(finding.fix, available=False))
@@ -136,34 +144,6 @@ def _mark_guards(findings: list[Finding], module: cst.Module) -> list[Finding]:
             finding = replace(finding, fix=replace(finding.fix, safety=Safety.UNSAFE))
         out.append(finding)
     return out
-
-
-def _mark_coupled(findings: list[Finding], module: cst.Module) -> list[Finding]:
-    """A fix coupled with a partner rule's in the same function (NRN105 `accelerator="gpu"` with
-    NRN312 `precision="16-mixed"`) applies only with the partner's, as `fix` decides
-    (coupling.hold_back): with --unsafe-fixes where the partner's fix is unsafe, not at all where
-    the partner has none. So `scan`'s fixable marks and counts say what `fix` does."""
-    from dataclasses import replace
-
-    coupled = [f for f in findings if f.fix is not None and f.fix.available and f.plan is not None and f.plan.node is not None
-               and (f.plan.rule.fix or {}).get("coupled_with")]
-    if not coupled:
-        return findings
-    parents = Parents(module, syntax_only=True)
-    changed: dict[int, Finding] = {}
-    for finding in coupled:
-        scope = parents.scope(finding.plan.node)
-        partners = [g for g in findings if g.rule_id in finding.plan.rule.fix["coupled_with"] and g.plan is not None
-                    and g.plan.node is not None and parents.scope(g.plan.node) is scope]
-        stuck = next((g for g in partners if g.fix is None or not g.fix.available), None)
-        if stuck is not None:
-            finding.plan.context = {**finding.plan.context, "manual_reason": (
-                f"goes with `{stuck.snippet}` ({stuck.rule_id}, line {stuck.span.line}), which has no automatic rewrite: "
-                "change them together by hand")}
-            changed[id(finding)] = replace(finding, fix=replace(finding.fix, available=False))
-        elif finding.fix.safety is Safety.SAFE and any(g.fix.safety is Safety.UNSAFE for g in partners):
-            changed[id(finding)] = replace(finding, fix=replace(finding.fix, safety=Safety.UNSAFE))
-    return [changed.get(id(f), f) for f in findings]
 
 
 def _host_pytorch(target: str) -> tuple[int, ...] | None:
