@@ -354,3 +354,30 @@ def test_cuda_code_the_scan_cannot_follow_and_a_conditional_torch_import_are_see
     assert not guards[min(guards)]["fixable"]  # the tracker's guard is not: not fixable
     assert "import torch" not in edits_text(whole)
     assert any("def unrelated" in run for run in left_out(source))
+
+
+def test_the_line_diff_behind_edits_rebuilds_the_new_text_from_the_old():
+    # The diff of a fixed file against the scanned one (edits, line maps) matches the common head
+    # and tail first: whatever lines repeat, its operations must still turn one into the other.
+    import random
+
+    from migrator.core.lines import line_opcodes
+
+    rng = random.Random(7)
+    words = ["\n", ")\n", "    pass\n", "x = torch.cuda.current_device()\n", "import torch\n"]
+    for _ in range(3000):
+        old = [rng.choice(words) for _ in range(rng.randint(0, 25))]
+        new = list(old)
+        for _ in range(rng.randint(0, 4)):
+            at = rng.randint(0, len(new))
+            if rng.random() < 0.5:
+                new.insert(at, rng.choice(words + ["DEVICE = 'cuda'\n"]))
+            elif new:
+                del new[min(at, len(new) - 1)]
+        rebuilt, at = [], 0
+        for tag, i1, i2, j1, j2 in line_opcodes(old, new):
+            assert i1 == at
+            rebuilt += old[i1:i2] if tag == "equal" else new[j1:j2]
+            assert tag != "equal" or old[i1:i2] == new[j1:j2]
+            at = i2
+        assert at == len(old) and rebuilt == new

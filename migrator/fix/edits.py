@@ -16,7 +16,7 @@ from dataclasses import replace
 from typing import Iterable, Sequence
 
 from migrator.core.findings import Edit, Finding, Safety
-from migrator.core.lines import split_lines
+from migrator.core.lines import line_opcodes, split_lines
 
 __all__ = ["attach_edits", "apply_edits"]
 
@@ -158,7 +158,7 @@ def attach_edits(before: str, after: str, findings: Sequence[Finding], applied: 
     text = _Text(before)
     new = split_lines(after, keepends=True)
     offsets = text.offsets
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=text.lines, b=new, autojunk=False).get_opcodes():
+    for tag, i1, i2, j1, j2 in line_opcodes(text.lines, new):
         if tag == "equal":
             continue
         hit = [i for i in owners if findings[i].span.line <= i2 and findings[i].span.end_line >= i1 + 1]

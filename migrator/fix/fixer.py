@@ -21,7 +21,7 @@ from migrator.core.catalogue import load_targets
 from migrator.scan.coupling import already_guarded, blocks, hold_back, manual_seed_duplicate, script_device_type
 from migrator.scan.engine import Candidate
 from migrator.core.findings import Finding, Safety
-from migrator.core.lines import split_lines
+from migrator.core.lines import line_opcodes, split_lines
 from migrator.fix.outcome import FixOutcome, allowed
 from migrator.scan.values import ModuleValues, Parents
 from migrator.scan.version_gate import version_tuple
@@ -941,11 +941,9 @@ def _line_mapper(original: str, current: str) -> Callable[[Finding], Finding]:
 
 def _line_table(original: str, current: str) -> dict[int, int]:
     """Line of `current` -> line of `original` (see `_line_mapper`)."""
-    import difflib
-
     table: dict[int, int] = {}
     a, b = split_lines(original), split_lines(current)
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+    for tag, i1, i2, j1, j2 in line_opcodes(a, b):
         for k in range(j2 - j1):
             table[j1 + k + 1] = max(i1, 1) if tag == "insert" else min(i1 + k, i2 - 1) + 1
     return table
