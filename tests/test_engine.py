@@ -330,3 +330,38 @@ def test_code_only_under_a_cuda_or_rocm_guard():
     )
     lines = sorted((f.span.line, f.rule_id) for f in scan_source(source, "lib.py"))
     assert lines == [(2, "NRN201"), (10, "NRN703")]
+
+
+def test_a_pyproject_line_belongs_to_the_setting_it_is_part_of():
+    from migrator.scan.config_keys import key_paths
+
+    text = '''[project]
+name = "x"  # [not a table]
+dependencies = [
+    "torch>=2.9",  # a comment with ] and [
+    """flash-attn
+    """,
+]
+description = """
+dependencies = ["xformers"]
+"""
+"tool" . 'poetry' = {}
+[tool.poetry.dependencies]
+flash-attn = {version = "^2", extras = ["x"]}
+[[tool.mypy.overrides]]
+module = ["apex.*"]
+'''
+    paths = key_paths(text.splitlines(), "pyproject")
+    assert paths == ["", "project.name", "project.dependencies", "project.dependencies", "project.dependencies",
+                     "project.dependencies", "project.dependencies", "project.description", "project.description",
+                     "project.description", "project.tool.poetry", "", "tool.poetry.dependencies.flash-attn", "",
+                     "tool.mypy.overrides.module"]
+
+
+def test_a_setup_cfg_line_belongs_to_the_option_it_continues():
+    from migrator.scan.config_keys import key_paths
+
+    text = "[options]\ninstall_requires =\n    torch\n\n    flash-attn\npython_requires: >=3.9\n[options.extras_require]\ngpu = xformers\n"
+    assert key_paths(text.splitlines(), "setupcfg") == [
+        "", "options.install_requires", "options.install_requires", "", "options.install_requires",
+        "options.python_requires", "", "options.extras_require.gpu"]

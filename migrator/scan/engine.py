@@ -16,6 +16,7 @@ import libcst as cst
 from migrator.core.findings import Finding, Fix, Safety, Severity, Span
 from migrator.core.lines import split_lines
 from migrator.scan.candidate import Candidate, ParseFailure
+from migrator.scan.config_keys import key_paths
 from migrator.scan.context import Context
 from migrator.scan.index import RuleIndex
 from migrator.scan.positions import node_ranges
@@ -273,6 +274,7 @@ def scan_text(text: str, path: str, file_kind: str, index: RuleIndex, target: st
     if not rules:
         return findings
     lines = split_lines(text)
+    keys: list[str] | None = None  # the setting each line belongs to, for rules with `in_keys`
     for lineno, line in enumerate(lines, start=1):
         if line.lstrip().startswith("#"):
             continue
@@ -280,6 +282,11 @@ def scan_text(text: str, path: str, file_kind: str, index: RuleIndex, target: st
         for pattern, rule in rules:
             if id(pattern) in once:
                 continue
+            if id(pattern) in index.text_keys:
+                if keys is None:
+                    keys = key_paths(lines, file_kind)
+                if not index.text_keys[id(pattern)].search(keys[lineno - 1]):
+                    continue
             for m in pattern.finditer(line):
                 if -id(pattern) in once:
                     once.add(id(pattern))  # `once`: this was the file's first match
