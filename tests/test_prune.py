@@ -313,6 +313,35 @@ CASES = {
             print("moving")
             return model.to(place)
         """, [3, 7]),
+    # NRN515 follows a mask held in a name through the function: every binding of such a name
+    # stays (the last one may make it an index again), the rest of `forward` is left out.
+    "a mask held in a name, rebound, and indexed with": ("""
+        import torch
+
+        class Head(torch.nn.Module):
+            def forward(self, x, scores, finished):
+                h = self.proj(x)
+                alive = ~finished
+                picked = x[alive]
+                alive = alive.long().argmax()
+                other = x[alive]
+                sel = torch.isin(scores, self.stop) | (scores < 0.1)
+                h = h + 1
+                return h[sel], picked, other
+        """, [7, 13]),
+    # A mask passed from name to name (random-program fuzzing: the first binding was left out).
+    "a mask held through another name": ("""
+        import torch
+
+        class Head(torch.nn.Module):
+            def forward(self, x, y, finished):
+                h = self.proj(x)
+                alive = ~finished & (x < 1)
+                if y:
+                    i = alive
+                    out = x[i]
+                return out
+        """, [7, 12]),
 }
 
 

@@ -179,6 +179,7 @@ class Context(cst.CSTVisitor):
         self._code: str | None = None
         self._codes: dict[int, str] = {}
         self.arrays: list[dict[str, str]] = [{}]  # per function: name -> the value call that made it
+        self.masks: list[set[str]] = [set()]  # per function: names holding a boolean mask (mask_index.holds_mask)
         self.suppressed: set[int] = set()
         self.device_ctx: dict[int, str] = {}
         self.bare_decorators: set[int] = set()  # `@torch.compile`: a decorator named without a call
@@ -321,6 +322,7 @@ class Context(cst.CSTVisitor):
         if self.is_test:
             self.params.append(frozenset(p.name.value for p in (*node.params.params, *node.params.kwonly_params)))
         self.arrays.append({})
+        self.masks.append(set())
         self.scopes.append({})
         self.functions.append(node.name.value)
         self.defs.append(node.name.value)
@@ -344,6 +346,7 @@ class Context(cst.CSTVisitor):
         if self.is_test:
             self.params.pop()
         self.arrays.pop()
+        self.masks.pop()
         self.scopes.pop()
         self.functions.pop()
         self.defs.pop()
@@ -521,6 +524,11 @@ class Context(cst.CSTVisitor):
     def leave_Assign(self, node: cst.Assign) -> None:
         if self.index.callee_arguments:
             self.assigning.pop()
+        if self.index.mask_indexes and self.functions:
+            held = mask_index.holds_mask(node.value, self.masks[-1])  # `alive = ~finished`, later `x[alive]`
+            for t in node.targets:
+                if isinstance(t.target, cst.Name):
+                    (self.masks[-1].add if held else self.masks[-1].discard)(t.target.value)
         # `arr = np.zeros(3)`: remember which names hold an array a value-call rule looks for.
         if not self.index.value_calls:
             return

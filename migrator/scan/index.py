@@ -241,7 +241,7 @@ class RuleIndex:
         return [best[1]] if best else []
 
 
-_CONDITIONS = frozenset({"in_functions", "first_argument_moved", "assigned_values", "assigned", "unless_compared"})
+_CONDITIONS = frozenset({"in_functions", "first_argument_moved", "assigned_values", "assigned", "unless_compared", "max_arguments"})
 
 
 def _expand_operators(rule: RuleSpec, info: dict[tuple[str, str], dict[str, Any]]) -> list[dict[str, Any]]:

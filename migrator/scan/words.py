@@ -18,6 +18,7 @@ DEVICE_TYPE_CALLS = DEVICE_TYPE_ARG0 | frozenset(_WORDS["device_type_keyword_cal
 DTYPE_KEYWORDS = frozenset(_WORDS["dtype_keywords"])
 ENV_METHODS = frozenset(_WORDS["environ_methods"])
 QUIET_CALLS = frozenset(_WORDS["quiet_calls"])
+MASK_CALLS = frozenset(_WORDS["mask_calls"])  # their result is a boolean mask (scan/matchers/mask_index.py)
 # Names that hold a device index (an int), calls whose result is one, process-count keywords,
 # the keywords the value analysis follows as a device, process-group calls.
 INDEX_NAME = _WORDS["index_names"]

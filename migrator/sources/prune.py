@@ -65,7 +65,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 from migrator.scan.index import _literal_token
 from migrator.scan.matchers.strings import MIXED_NCCL
 from migrator.scan.words import (ALLOW_LIST_NAME, BACKEND_CALLS, CUDA_DEVICE, DEVICE_ARG0, DEVICE_NAME, DEVICE_TYPE_ARG0, DEVICE_TYPE_CALLS,
-                                 DTYPE_KEYWORDS, INDEX_CALLS, INDEX_NAME, NPROCS_KEYWORDS)
+                                 DTYPE_KEYWORDS, INDEX_CALLS, INDEX_NAME, MASK_CALLS, NPROCS_KEYWORDS)
 from migrator.scan.words import DEVICE_KEYWORDS as ENGINE_DEVICE_KEYWORDS
 from migrator.scan.words import TRACKED_DEVICE_KEYWORDS as DEVICE_KEYWORDS
 
@@ -293,10 +293,12 @@ class _Facts:
     own: set[str] = field(default_factory=set)
     declared: set[str] = field(default_factory=set)  # `global`/`nonlocal` names: bound outside the function
     star: bool = False  # holds `from x import *` (binds names nobody can list)
+    mask_uses: set[str] = field(default_factory=set)  # `x[keep]`: Names it indexes with
 
     def add(self, other: "_Facts") -> None:
         self.relevant = self.relevant or other.relevant
         self.index_uses |= other.index_uses
+        self.mask_uses |= other.mask_uses
         self.exports |= other.exports
         self.stores |= other.stores
         self.imports |= other.imports
@@ -317,9 +319,48 @@ class _Lookups:
     assigned: set[str] = field(default_factory=set)  # assignment targets: engine._target_is_device
     role_uses: set[str] = field(default_factory=set)  # names used as a device, backend or count
     held_args: set[str] = field(default_factory=set)  # names passed as a keyword argument._match_held follows
+    mask_assigned: set[str] = field(default_factory=set)  # assigned a mask (`keep = scores > t`): mask_index
+    subscripted: set[str] = field(default_factory=set)  # Names a subscript indexes with (`x[keep]`)
+    mask_sources: dict[str, set[str]] = field(default_factory=dict)  # `hit = keep | done`: hit -> {keep, done}
+
+    def held_masks(self) -> set[str]:
+        """Names that may hold a mask where some subscript indexes with them: every binding of
+        one may decide a finding (with the names its mask is made of, `hit = keep`)."""
+        wanted, todo = set(), list(self.subscripted)
+        while todo:
+            name = todo.pop()
+            if name not in wanted:
+                wanted.add(name)
+                todo.extend(self.mask_sources.get(name, ()))
+        return wanted & self.mask_assigned
 
     def may_be_index(self, name: str) -> bool:
         return name in self.int_assigned or INDEX_NAME.match(name) is not None
+
+
+def _mask_like(value: ast.AST) -> bool:
+    """A superset of what scan/matchers/mask_index.py takes for a mask held in a name: a
+    comparison, `~x`, `a & b` / `a | b`, a call of a boolean-making function or method, another name."""
+    kind = type(value)
+    if kind is ast.Compare or kind is ast.Name or (kind is ast.UnaryOp and type(value.op) is ast.Invert):  # type: ignore[attr-defined]
+        return True  # a Name: it may hold a mask already
+    if kind is ast.BinOp and type(value.op) in (ast.BitAnd, ast.BitOr, ast.BitXor):  # type: ignore[attr-defined]
+        return True
+    if kind is ast.Call:
+        func = value.func  # type: ignore[attr-defined]
+        name = func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else ""
+        return name in MASK_CALLS
+    return False
+
+
+def _mask_operands(value: ast.AST) -> set[str]:
+    """The names a held mask may be made of: `keep` of `hit = keep`, both of `keep | done`."""
+    kind = type(value)
+    if kind is ast.Name:
+        return {value.id}  # type: ignore[attr-defined]
+    if kind is ast.BinOp:
+        return _mask_operands(value.left) | _mask_operands(value.right)  # type: ignore[attr-defined]
+    return set()
 
 
 class _Reader:
@@ -347,6 +388,7 @@ class _Reader:
         self.local: dict[str, set[str]] = {}  # bindings of the imports read here (any scope)
         self.uses: list[tuple[_Scope, str]] = []  # Names used as a device/backend/count, with their scope
         self.index_uses: set[str] = set()
+        self.mask_uses: set[str] = set()
         self.stores: set[str] = set()
         self.imports: set[str] = set()
         self.declared: set[str] = set()
@@ -355,7 +397,7 @@ class _Reader:
         self.seen.heads.update(names)
         for node in nodes:
             self._visit(node, self.home, None)
-        facts = _Facts(index_uses=self.index_uses)
+        facts = _Facts(index_uses=self.index_uses, mask_uses=self.mask_uses)
         relevant = self._chain_relevant
         facts.relevant = (self.relevant or any(relevant(*c) for c in self.chains)
                           or (bool(self.local) and any(relevant(*c) for c in self.unbound if c[0] in self.local)))
@@ -519,12 +561,15 @@ class _Reader:
             self._bind(node, kind, scope)
         elif kind in _STRING_NAMES:
             self._names(node, scope)
-        elif kind is ast.Subscript and self.t.mask_names and not self.relevant:
+        elif kind is ast.Subscript and self.t.mask_names:
             index = node.slice  # type: ignore[attr-defined]
             if type(index) is ast.Compare or (type(index) is ast.UnaryOp and type(index.op) is ast.Invert) \
                     or (type(index) is ast.Name and any(p.search(index.id) for p in self.t.mask_names)):
                 # `logits[mask]`, `x[x > 0]`, `x[~done]`: a mask-index rule's (superset: any function, loads and stores)
                 self.relevant = True
+            elif type(index) is ast.Name:
+                self.mask_uses.add(index.id)  # `x[keep]` after `keep = ~done`: relevant with that assignment
+                self.seen.subscripted.add(index.id)
         fields = _CHILD_FIELDS.get(kind)
         if fields is None:
             fields = _CHILD_FIELDS[kind] = tuple(f for f in kind._fields if f not in _LEAF_FIELDS)
@@ -552,10 +597,14 @@ class _Reader:
         """Names values.ModuleValues binds (`_bind`), and the ones it may take for an index."""
         seen = self.seen
         if kind is ast.Assign:
+            masks = self.t.mask_names and _mask_like(node.value)  # type: ignore[attr-defined]
             for target in node.targets:  # type: ignore[attr-defined]
                 if type(target) is ast.Name:
                     scope.bound.add(target.id)
                     seen.assigned.add(target.id)
+                    if masks:
+                        seen.mask_assigned.add(target.id)
+                        seen.mask_sources.setdefault(target.id, set()).update(_mask_operands(node.value))  # type: ignore[attr-defined]
                     if _int_like(node.value):  # type: ignore[attr-defined]
                         seen.int_assigned.add(target.id)
                 elif type(target) in (ast.Tuple, ast.List):
@@ -927,6 +976,7 @@ def left_out(raw: bytes, tree: ast.Module, index: "RuleIndex", path: str = "",
         read(stmt)
     seen = reader.seen
     seen.type_heads |= _type_heads(raw)
+    held_masks = seen.held_masks()
     regions: list[Region] = []
     relevant_anywhere = False
 
@@ -938,7 +988,11 @@ def left_out(raw: bytes, tree: ast.Module, index: "RuleIndex", path: str = "",
             first = stmt.decorator_list[0].lineno if getattr(stmt, "decorator_list", None) else stmt.lineno
             last = stmt.end_lineno or stmt.lineno
             alone = ((i == 0 or (block[i - 1].end_lineno or 0) < first) and (i + 1 == len(block) or block[i + 1].lineno > last))
-            relevant = found.relevant or any(seen.may_be_index(n) for n in found.index_uses)
+            relevant = (found.relevant or any(seen.may_be_index(n) for n in found.index_uses)
+                        or not found.mask_uses.isdisjoint(seen.mask_assigned)
+                        # every binding of a name that holds a mask somewhere and indexes somewhere
+                        # (`alive = alive.long()` makes it an index again)
+                        or not found.stores.isdisjoint(held_masks))
             if relevant and not nested:
                 nonlocal relevant_anywhere
                 relevant_anywhere = True

@@ -85,6 +85,8 @@ def _conditions_hold(ctx: Any, m: dict[str, Any], node: cst.CSTNode, call: cst.C
         return False
     if m.get("first_argument_moved") and (call is None or not _moved_before(ctx, call)):
         return False
+    if "max_arguments" in m and (call is None or len(call.args) > m["max_arguments"] or any(a.star for a in call.args)):
+        return False  # `torch.where(cond)` gives indices; `torch.where(cond, x, y)` keeps the shape
     if m.get("unless_compared") and call is None and id(node) in ctx.compared:
         return False  # `backend == dist.Backend.NCCL`: a constant tested against, not chosen
     if m.get("assigned") and id(node) not in ctx.written:
