@@ -180,6 +180,8 @@ class Context(cst.CSTVisitor):
         self._codes: dict[int, str] = {}
         self.arrays: list[dict[str, str]] = [{}]  # per function: name -> the value call that made it
         self.masks: list[set[str]] = [set()]  # per function: names holding a boolean mask (mask_index.holds_mask)
+        self.held_strings: dict[int, str] = {}  # backend strings kept in a dict: why a person changes them
+        self.partials: set[int] = set()  # functools.partial calls read as calls of the function they wrap
         self.suppressed: set[int] = set()
         self.device_ctx: dict[int, str] = {}
         self.bare_decorators: set[int] = set()  # `@torch.compile`: a decorator named without a call
@@ -251,6 +253,8 @@ class Context(cst.CSTVisitor):
             return
         if id(node) in self.old_torch:
             context = {**context, "old_torch": self.old_torch[id(node)]}
+        if self.partials and context.get("call") is not None and id(context["call"]) in self.partials:
+            context = {**context, "manual_reason": "an argument of `functools.partial`: change it by hand"}
         where = self.index.not_in.get(rule.id)
         if where is not None and self._not_in(where):
             return
@@ -275,6 +279,14 @@ class Context(cst.CSTVisitor):
             else:
                 context = {**context, "vendor_arm": arm[0]}
         self.candidates.append(Candidate(rule, node, {k: str(v) for k, v in values.items()}, context))
+
+    def settle_held_strings(self) -> None:
+        """A backend kept in a dict that an argument rule also reports, passed as `**` to the call
+        it names (`TrainingArguments(**{"ddp_backend": "nccl"})`): that rule's finding says more."""
+        if not self.held_strings:
+            return
+        others = {id(c.node) for c in self.candidates if not c.context.get("held_string")}
+        self.candidates = [c for c in self.candidates if not (c.context.get("held_string") and id(c.node) in others)]
 
     def settle_spoofs(self) -> None:
         """Uses of an API the test file replaced with a stand-in (`torch.cuda.is_available = lambda:
@@ -451,6 +463,9 @@ class Context(cst.CSTVisitor):
         self.inner.add(id(node.name))
         if node.default is not None and DEVICE_NAME.search(node.name.value):
             self._set_ctx(node.default, "device")
+        elif node.default is not None and self.functions and (
+                BACKEND_NAME.search(node.name.value) or node.name.value in self.value_scopes[-1].backend_names):
+            self._set_ctx(node.default, "backend")  # `def init_distributed(backend: str = "nccl")`
 
     def _target_is_device(self, target: cst.BaseExpression) -> bool:
         name = target.attr.value if isinstance(target, cst.Attribute) else target.value if isinstance(target, cst.Name) else ""
@@ -571,6 +586,12 @@ class Context(cst.CSTVisitor):
         key = _string_value(node.key)
         if key is not None and DEVICE_NAME.search(key):
             self._set_ctx(node.value, "device")
+        elif key is not None and (BACKEND_NAME.search(key) or key in ("cuda", "gpu")):
+            # {"ddp_backend": "nccl"}, {"gpu": "nccl", "cpu": "gloo"}: a backend kept in a dict
+            self._set_ctx(node.value, "backend")
+            self.held_strings[id(node.value)] = (
+                "a backend for the GPU in a per-device table: add the target's device and backend by hand"
+                if key in ("cuda", "gpu") else f"a backend kept in a dict under `{key}`: change it where the dict is used, by hand")
 
     def _names_list(self, node: cst.List | cst.Tuple | cst.Set) -> None:
         # ("CUDA_VISIBLE_DEVICES", "MASTER_ADDR") in a file that touches the environment: a list
@@ -955,6 +976,17 @@ class Context(cst.CSTVisitor):
             method.match(self, node, attr)
         if isinstance(node.func, cst.Name) and node.func.value in self.index.builtins and qname is None:
             builtin.match(self, node, positional)
+        if qname == "dict" or (qname is None and isinstance(node.func, cst.Name) and node.func.value == "dict"):
+            for arg in node.args:
+                if arg.keyword is not None and BACKEND_NAME.search(arg.keyword.value):
+                    self._set_ctx(arg.value, "backend")  # dist_cfg=dict(backend="nccl"): a backend kept in a dict
+                    self.held_strings[id(arg.value)] = (
+                        f"a backend kept in a dict under `{arg.keyword.value}`: change it where the dict is used, by hand")
+        if qname == "functools.partial" and positional and (inner := self.resolve(positional[0].value)) in self.index.arguments:
+            # functools.partial(torch.compile, mode="max-autotune"): the arguments of a later call
+            self.partials.add(id(node))
+            for rule, m in self.index.arguments[inner]:
+                argument.match(self, rule, m, node, positional[1:], inner)
         if qname is not None:
             for rule, m in self.index.arguments.get(qname, []):
                 argument.match(self, rule, m, node, positional, qname)

@@ -71,6 +71,7 @@ def scan_python(
         # A value reported where a name is set (argument._match_held) may sit in an earlier statement.
         owners.update((id(c.node), c.context.get("statement", number)) for c in collector.candidates[first:])
     collector.settle_vendor_arms()
+    collector.settle_held_strings()
     collector.settle_spoofs()
     if not collector.candidates:
         return []

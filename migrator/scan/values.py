@@ -58,6 +58,8 @@ class ScopeValues:
     opaque: set[str] = field(default_factory=set)
     star_import: bool = False  # `from x import *` here: any name may be bound by it
     device_chosen: set[str] = field(default_factory=set)  # also assigned under an `if` that tests for CUDA/a GPU
+    # a parameter of this function -> (its default, index in module.body of the `def`)
+    defaults: dict[str, tuple[cst.BaseExpression, int]] = field(default_factory=dict)
 
     def owner(self, name: str) -> "ScopeValues":
         """The scope a use of `name` here refers to: this one if it binds the name, else the enclosing ones."""
@@ -79,6 +81,15 @@ class ScopeValues:
         if name not in owner.bound or name in owner.opaque or owner.star_import or name in owner.device_chosen:
             return []  # (a value also set in a branch on CUDA is chosen per device already)
         return owner.assignments.get(name, [])
+
+    def default_values(self, name: str) -> list[tuple[cst.BaseExpression, int]]:
+        """For a parameter with a default (`def make_trainer(precision="16-mixed")`): the default
+        and every value a plain assignment in the function gives it, as held_values; empty for
+        any other name or when a `from x import *` may bind it."""
+        owner = self.owner(name)
+        if name not in owner.defaults or owner.star_import:
+            return []
+        return [owner.defaults[name], *owner.assignments.get(name, [])]
 
     def is_index(self, node: cst.BaseExpression) -> bool:
         """Whether `node` (an argument as written) holds a device index here."""
@@ -166,6 +177,8 @@ class _Collect(cst.CSTVisitor):
         for param in [*params.posonly_params, *params.params, *params.kwonly_params]:
             if INDEX_NAME.match(param.name.value):
                 scope.index_names.add(param.name.value)
+            if param.default is not None:
+                scope.defaults[param.name.value] = (param.default, self.statement)
         self.scopes[id(node)] = scope
         self.stack.append(scope)
         self.classes.append(0)

@@ -318,7 +318,7 @@ class _Lookups:
     heads: set[str] = field(default_factory=set)  # first names of every Name/attribute chain
     assigned: set[str] = field(default_factory=set)  # assignment targets: engine._target_is_device
     role_uses: set[str] = field(default_factory=set)  # names used as a device, backend or count
-    held_args: set[str] = field(default_factory=set)  # names passed as a keyword argument._match_held follows
+    held_args: set[str] = field(default_factory=set)  # names passed as a keyword argument._match_held follows, or as `**`
     mask_assigned: set[str] = field(default_factory=set)  # assigned a mask (`keep = scores > t`): mask_index
     subscripted: set[str] = field(default_factory=set)  # Names a subscript indexes with (`x[keep]`)
     mask_sources: dict[str, set[str]] = field(default_factory=dict)  # `hit = keep | done`: hit -> {keep, done}
@@ -502,6 +502,8 @@ class _Reader:
             for key, value in zip(node.keys, node.values):  # type: ignore[attr-defined]
                 if key is not None:
                     self._visit(key, scope, None)
+                elif type(value) is ast.Name:
+                    self.seen.held_args.add(value.id)  # `{**DEFAULTS, ...}`: argument._spread_values reads DEFAULTS
                 named = type(key) is ast.Constant and type(key.value) is str and DEVICE_NAME.search(key.value)
                 self._visit(value, scope, _DEVICE if named else None)
             return
@@ -678,8 +680,8 @@ class _Reader:
             if keyword.arg in self.t.callee_keywords:
                 self.relevant = True  # an argument rule that names its callee by spelling (`tokenizer(..., padding=True)`)
             if type(value) is ast.Name:
-                if keyword.arg in self.t.held_keywords:
-                    seen.held_args.add(value.id)
+                if keyword.arg in self.t.held_keywords or keyword.arg is None:
+                    seen.held_args.add(value.id)  # (`**ARGS`: argument._match_spread reads the dict ARGS holds)
                 if keyword.arg in _ROLE_KEYWORDS:
                     self.uses.append((scope, value.id))
                     seen.role_uses.add(value.id)
@@ -699,6 +701,9 @@ class _Reader:
             if arrays:
                 seen.array_args.update(a.id for a in positional if type(a) is ast.Name)
         self._visit(func, scope, node)
+        if last == "partial" and node.args and type(node.args[0]) is not ast.Starred:
+            # functools.partial(torch.compile, mode=...): context reads it as a call of torch.compile
+            self._visit(node.args[0], scope, ast.Call(func=node.args[0], args=node.args[1:], keywords=node.keywords))
         first_device = aliased or last in _FIRST_ARGUMENT_LASTS
         # os.environ.get("DEVICE", "cuda"): the default of a variable named for a device is one.
         env_device = last in ("get", "getenv") and len(positional) > 1 and type(positional[0]) is ast.Constant \
@@ -768,6 +773,9 @@ def _argument_given(call: ast.Call, specs: tuple[tuple[str | None, int | None, s
         value = next((k.value for k in reversed(call.keywords) if name is not None and k.arg == name), None)
         if shape == "literal" and type(value) is ast.Name:
             return True  # argument._match_held: the values its assignments give it
+        if shape == "literal" and value is None and name is not None and any(
+                k.arg is None and type(k.value) in (ast.Name, ast.Dict, ast.Call) for k in call.keywords):
+            return True  # argument._match_spread: `**ARGS`, a dict that may hold it
         if value is None and position is not None and len(positional) > position:
             value = positional[position]
         if value is None:

@@ -31,6 +31,8 @@ def match(ctx: Any, rule: RuleSpec, m: dict[str, Any], call: cst.Call, positiona
     if value is None and "position" in m and len(positional) > m["position"]:
         value = positional[m["position"]].value
     if value is None:
+        if "values" in m and not m.get("key") and m.get("name"):
+            _match_spread(ctx, rule, m, call, qname)
         return
     if m.get("key"):
         # `LightningCLI(trainer_defaults={"precision": "16-mixed"})`: the value under one key of
@@ -136,20 +138,80 @@ def _match_held(ctx: Any, rule: RuleSpec, m: dict[str, Any], call: cst.Call, nam
     if key in ctx.held_read:
         return  # read once per name and matcher, however many calls pass it
     ctx.held_read.add(key)
-    for held, statement in scope.held_values(name.value):
+    held_values = scope.held_values(name.value)
+    # A parameter's default (`def make_trainer(precision="16-mixed")`): the value when no caller gives one.
+    holder = f"`{name.value}`" if held_values else f"the default of parameter `{name.value}`"
+    for held, statement in held_values or scope.default_values(name.value):
         for branch in _outcomes(ctx, held):
             negated = _negation(ctx, m, branch)
             if negated:
                 ctx.add(rule, branch, name=qname, value=True, context={
                     "call": call, "argument": m, "statement": statement,
-                    "manual_reason": f"the value is held in `{name.value}`, passed as `{m['name']}=`: {negated}"})
+                    "manual_reason": f"the value is held in {holder}, passed as `{m['name']}=`: {negated}"})
             if negated is not None:
                 continue
             literal: Any = _literal(branch)
             if literal is not None and _expected(literal, m):
-                reason = f"the value is held in `{name.value}`, passed as `{m['name']}=`: change it where it is set, by hand"
+                reason = f"the value is held in {holder}, passed as `{m['name']}=`: change it where it is set, by hand"
                 ctx.add(rule, branch, name=qname, value=literal,
                         context={"call": call, "argument": m, "statement": statement, "manual_reason": reason})
+
+
+def _spread_values(ctx: Any, value: cst.BaseExpression, key: str, statement: int | None, depth: int = 0):
+    """(value, statement, holder) for `key` in a dict passed as `**value`: a dict literal or
+    `dict(...)` call, written there or given to a name by a plain assignment (`ARGS = {"fp16":
+    True}`), with the dicts spread into it one level down (`{**DEFAULTS, "lr": 1e-4}`) and a
+    name under the key followed to its values (`{"precision": precision}`, a parameter's
+    default). `statement`: where `value` is written (None: the call's own statement)."""
+    if isinstance(value, cst.Name):
+        scope = ctx.value_scopes[-1]
+        for held, where in scope.held_values(value.value) or scope.default_values(value.value):
+            if isinstance(held, (cst.Dict, cst.Call)):
+                yield from _spread_values(ctx, held, key, where, depth)
+        return
+    holder = "the dict passed as `**`" if statement is None else "a dict"
+    found: list[cst.BaseExpression] = []
+    if isinstance(value, cst.Dict):
+        for element in value.elements:
+            if isinstance(element, cst.DictElement) and _string_value(element.key) == key:
+                found.append(element.value)
+            elif isinstance(element, cst.StarredDictElement) and depth < 2:
+                yield from _spread_values(ctx, element.value, key, statement, depth + 1)
+    elif isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "dict" \
+            and ctx.resolve(value.func) in (None, "dict"):
+        found.extend(arg.value for arg in value.args if arg.keyword is not None and arg.keyword.value == key)
+    for item in found:
+        if isinstance(item, cst.Name) and item.value not in ("None", "True", "False"):
+            scope = ctx.value_scopes[-1]  # `{"precision": precision}`: what the name holds here
+            for held, where in scope.held_values(item.value) or scope.default_values(item.value):
+                yield held, where, f"`{item.value}`"
+        else:
+            yield item, statement, holder
+
+
+def _match_spread(ctx: Any, rule: RuleSpec, m: dict[str, Any], call: cst.Call, qname: str) -> None:
+    """`TrainingArguments(**DEFAULT_ARGS)` with `DEFAULT_ARGS = {"fp16": True, ...}`: the value
+    under the argument's name in a dict passed as `**`, reported where it is written and left
+    for a person (the dict may be read elsewhere)."""
+    for arg in call.args:
+        if arg.star != "**" or not isinstance(arg.value, (cst.Name, cst.Dict, cst.Call)):
+            continue
+        if isinstance(arg.value, cst.Name):
+            owner = ctx.value_scopes[-1].owner(arg.value.value)
+            seen = (id(owner), "**" + arg.value.value, rule.id, id(m))
+            if seen in ctx.held_read:
+                continue  # read once per dict and matcher, however many calls spread it
+            ctx.held_read.add(seen)
+        passed = ctx.module.code_for_node(arg.value)[:40]
+        for held, statement, holder in _spread_values(ctx, arg.value, m["name"], None):
+            for branch in _outcomes(ctx, held):
+                literal: Any = _literal(branch)
+                if literal is not None and _expected(literal, m):
+                    reason = f"the value is in {holder} under `{m['name']}`, passed as `**{passed}`: change it where it is set, by hand"
+                    context = {"call": call, "argument": m, "manual_reason": reason}
+                    if statement is not None:
+                        context["statement"] = statement
+                    ctx.add(rule, branch, name=qname, value=literal, context=context)
 
 
 def _match_literal(ctx: Any, rule: RuleSpec, m: dict[str, Any], call: cst.Call, value: cst.BaseExpression, qname: str) -> None:

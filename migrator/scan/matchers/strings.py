@@ -26,8 +26,9 @@ def match(ctx: Any, node: cst.SimpleString | cst.FormattedString) -> None:
     value = _string_value(node)
     if where == "backend":
         if value in ("nccl", "NCCL"):  # torch.distributed.Backend lower-cases the name
+            held = ctx.held_strings.get(id(node))
             for rule in ctx.index.backend_strings:
-                ctx.add(rule, node, value=value, context={"backend_kind": "text"})
+                ctx.add(rule, node, value=value, context={"backend_kind": "text", **({"manual_reason": held, "held_string": True} if held else {})})
                 return
         elif value is not None and MIXED_NCCL.search(value):
             # "cpu:gloo,cuda:nccl": one backend per device type; which one Neuron's device takes

@@ -26,7 +26,7 @@ def softmax_kernel(output_ptr, input_ptr, input_row_stride, output_row_stride, n
 
 def softmax(x: torch.Tensor) -> torch.Tensor:
     n_rows, n_cols = x.shape
-    BLOCK_SIZE = triton.next_power_of_2(n_cols)
+    BLOCK_SIZE = triton.next_power_of_2(n_cols)  # may: kernels
     num_warps = 8 if BLOCK_SIZE >= 2048 else 4
     y = torch.empty_like(x)
     props = torch.cuda.get_device_properties(x.device)  # expect: device|runtime

@@ -1,7 +1,7 @@
 """Global compiler knobs applied by `train.py --fast`."""
 import torch
-import torch._dynamo.config as dynamo_config
-import torch._inductor.config as inductor_config
+import torch._dynamo.config as dynamo_config  # may: compilation
+import torch._inductor.config as inductor_config  # may: kernels
 
 
 def apply_fast_settings(max_autotune: bool = True) -> None:

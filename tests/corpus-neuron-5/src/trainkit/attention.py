@@ -7,7 +7,7 @@ from typing import List, Optional
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from torch.nn.attention import SDPBackend, sdpa_kernel
+from torch.nn.attention import SDPBackend, sdpa_kernel  # may: kernels
 
 PREFERRED_BACKENDS: List[SDPBackend] = [
     SDPBackend.CUDNN_ATTENTION,

@@ -34,7 +34,7 @@ def accuracy(logits: torch.Tensor, labels: torch.Tensor) -> float:
 
 def check_dtype(t: torch.Tensor) -> None:
     if t.dtype == torch.float64:  # ok
-        raise TypeError("expected float32 input, got float64")
+        raise TypeError("expected float32 input, got float64")  # ok
 
 
 def auc_host(scores: torch.Tensor, labels: torch.Tensor) -> float:
