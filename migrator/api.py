@@ -215,7 +215,7 @@ def _with_edits(raw: bytes, path: str, kind: str, options: ScanOptions, findings
         held |= {(safety, f.rule_id, f.span.line) for f in findings
                  if f.fixable and f.cell is None and f.fix.safety is safety and (f.rule_id, f.span.line) not in applied}
         if outcome.changed:
-            findings = attach_edits(before, outcome.source, findings, outcome.applied, safety)
+            findings = attach_edits(before, outcome.source, findings, outcome.applied, safety, outcome.resolved)
     # What `fix` holds back (a guard over CUDA code it cannot rewrite, a coupled partner) is
     # not fixable: a fixable finding is one `fix` rewrites (findings.v1.schema.json).
     return [replace(f, fix=replace(f.fix, available=False)) if f.fixable and (f.fix.safety, f.rule_id, f.span.line) in held

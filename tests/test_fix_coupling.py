@@ -378,6 +378,12 @@ SCAN_AGREES_WITH_FIX = {
             n = torch.cuda.device_count()
             return L.Trainer(accelerator="gpu", devices=n, precision="16-mixed")
         """),
+    # One rewrite resolves two findings: the backend fix writes the call without `mode=`.
+    "a compile mode inside the call a backend fix rewrites": ("train.py", """\
+        import torch
+        model = torch.nn.Linear(2, 2)
+        fast = torch.compile(model, mode="max-autotune", dynamic=True)
+        """),
 }
 
 
@@ -415,3 +421,19 @@ def test_a_guard_that_returns_early_is_read_in_a_test_and_in_a_script():
         assert found and not any(f.rule_id == "NRN000" for f in found), found
         outcome = fix_source(source, path, "python", ScanOptions(target="neuron"))
         assert not outcome.failed, outcome.failed
+
+
+def test_a_finding_another_fix_resolves_carries_that_fix_as_its_edits():
+    source = "import torch\nmodel = torch.nn.Linear(2, 2)\nfast = torch.compile(model, mode=\"max-autotune\")\n"
+    from migrator.fix.edits import apply_edits
+
+    found = {f.rule_id: f for f in scan_json(source)}
+    fixed = fix_source(source, "train.py", "python", ScanOptions(target="neuron")).source
+    assert set(found) == {"NRN501", "NRN506"}
+    for finding in found.values():
+        assert apply_edits(source, finding.fix.edits) == fixed
+
+
+def scan_json(source):
+    # The edits `scan --format json` prints.
+    return scan_source(source, "train.py", "python", ScanOptions(target="neuron", fix_edits=True))

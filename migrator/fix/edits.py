@@ -135,7 +135,7 @@ def _by_column(findings: Sequence[Finding], hit: list[int], who: int | None, lin
 
 
 def attach_edits(before: str, after: str, findings: Sequence[Finding], applied: Iterable[Finding],
-                 safety: Safety) -> list[Finding]:
+                 safety: Safety, resolved: Iterable[Finding] = ()) -> list[Finding]:
     """`findings` with edits on each fixable one of `safety` that `applied` names.
 
     Args:
@@ -145,15 +145,19 @@ def attach_edits(before: str, after: str, findings: Sequence[Finding], applied: 
         applied: the fixes `fix` applied (FixOutcome.applied, positions mapped to `before`);
             a finding counts as applied when one of them has its rule id and first line.
         safety: only fixes of this applicability get edits (the others keep theirs).
+        resolved: the part of `applied` another fix's rewrite resolved (FixOutcome.resolved):
+            each gets the edits of the applied fix on its lines.
 
     Returns:
         A new list in the same order; a finding whose fix did not change any line it spans
         gets no edits.
     """
     done = {(f.rule_id, f.span.line) for f in applied}
-    owners = [i for i, f in enumerate(findings)
-              if f.fixable and f.cell is None and (f.rule_id, f.span.line) in done]
-    own: dict[int, list[Edit]] = {i: [] for i in owners}
+    followers = {(f.rule_id, f.span.line) for f in resolved}
+    every = [i for i, f in enumerate(findings)
+             if f.fixable and f.cell is None and (f.rule_id, f.span.line) in done]
+    owners = [i for i in every if (findings[i].rule_id, findings[i].span.line) not in followers]
+    own: dict[int, list[Edit]] = {i: [] for i in every}
     shared: list[Edit] = []
     text = _Text(before)
     new = split_lines(after, keepends=True)
@@ -191,8 +195,17 @@ def attach_edits(before: str, after: str, findings: Sequence[Finding], applied: 
                 shared.append(edit)
             for i in who:
                 own[i].append(edit)
+    for i in every:
+        if i not in owners:
+            # Resolved by another fix's rewrite of the code around it (`mode=` of the
+            # `torch.compile(...)` a backend fix rewrites whole): that fix's edits are its fix.
+            span = findings[i].span
+            lead = next((j for j in owners if own[j] and findings[j].span.line <= span.end_line
+                         and findings[j].span.end_line >= span.line), None)
+            if lead is not None:
+                own[i] = list(own[lead])
     out = list(findings)
-    for i in owners:
+    for i in every:
         f = out[i]
         if f.fix.safety is not safety or not own[i]:
             continue

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections import Counter
 from dataclasses import replace
 from typing import Any, Callable
 
@@ -805,15 +806,22 @@ def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False,
     reasons: dict[tuple[str, str], str] = {}
     initial: list[Finding] | None = None
     scanned: tuple[cst.Module, list[Finding]] | None = None  # the last scan, to reuse while its module stands
+    # Fixes of the last pass inside another's node (`mode=` of a `torch.compile(...)` that a
+    # backend fix rewrites whole), with how many of their rule the rescan should still find.
+    inner: list[tuple[Finding, int]] = []
     for _ in range(MAX_PASSES):
         findings = scan(module)
         scanned = (module, findings)
         if initial is None:
             initial = findings
+        if inner:
+            _count_resolved(inner, findings, outcome)
+            inner = []
         name = _constant_name(module, constant["code"]) if constant else "DEVICE"
         # A target without fix expressions (inf1) is scan-only.
         renderer = _Renderer(module, target, name, torch_version) if load_targets().get(target, {}).get("device") else None
         replacements: dict[int, cst.CSTNode] = {}
+        waiting: list[tuple[int, Finding]] = []  # fixes of a node another fix of this pass rewrites
         owners: dict[int, list[Finding]] = {}
         imports: list[str] = []
         rendered = _render_all(module, findings, renderer, target, unsafe, reasons) if renderer else {}
@@ -833,6 +841,7 @@ def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False,
                 continue
             node, new_node, needed, finding = rendered[id(finding)]
             if id(node) in replacements:
+                waiting.append((id(node), finding))
                 continue  # another fix rewrites this node first; the rescan of the next pass retries this one
             if finding.plan.rule.fix["kind"] != "loop-end" and _has_comment(node):
                 reasons[(finding.rule_id, finding.snippet)] = "a comment inside this expression would be lost; rewrite it by hand"
@@ -849,6 +858,12 @@ def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False,
         to_input = mapper(module_code(module))
         for key in applier.applied:
             outcome.applied.extend(to_input(f) for f in owners[key])
+        later = [f for key in applier.deferred - applier.applied for f in owners[key]]
+        later += [f for key, f in waiting if key in applier.applied]
+        if later and only is None:
+            done = Counter(f.rule_id for key in applier.applied for f in owners[key])
+            before = Counter(f.rule_id for f in findings)
+            inner = [(to_input(f), before[f.rule_id] - done[f.rule_id]) for f in later]
         if imports:
             context = CodemodContext()
             wanted = []
@@ -915,6 +930,20 @@ def fix_python(source: str, scan: Scanner, target: str, *, unsafe: bool = False,
             outcome.before[id(finding)] = mapped
         outcome.manual.append((finding, reason))
     return outcome
+
+
+def _count_resolved(inner: list[tuple[Finding, int]], findings: list[Finding], outcome: FixOutcome) -> None:
+    """Count as applied the fixes of the last pass that sat inside another fix's node and that
+    rewrite resolved: their rule is found that many times fewer in the rescan. (One that stays
+    is found again and applied in this pass.)"""
+    now = Counter(f.rule_id for f in findings)
+    by_rule: dict[str, list[tuple[Finding, int]]] = {}
+    for finding, expected in inner:
+        by_rule.setdefault(finding.rule_id, []).append((finding, expected))
+    for rule_id, group in by_rule.items():
+        resolved = min(len(group), group[0][1] - now[rule_id])
+        outcome.applied.extend(finding for finding, _ in group[:max(resolved, 0)])
+        outcome.resolved.extend(finding for finding, _ in group[:max(resolved, 0)])
 
 
 def _line_mapper(original: str, current: str) -> Callable[[Finding], Finding]:

@@ -15,13 +15,16 @@ class FixOutcome:
 
     Attributes:
         source: the new text (equal to the input when nothing applied).
-        applied: findings whose fix was applied.
+        applied: findings whose fix was applied, and those another fix's rewrite resolved.
+        resolved: the part of `applied` that another fix's rewrite resolved (the `mode=` of a
+            `torch.compile(...)` that a backend fix rewrites whole): their edits are that fix's.
         manual: findings left for a person, each with the reason.
         failed: set when the whole file's rewrite was refused (the reason); source is then the input.
     """
 
     source: str
     applied: list[Finding] = field(default_factory=list)
+    resolved: list[Finding] = field(default_factory=list)
     manual: list[tuple[Finding, str]] = field(default_factory=list)
     failed: str | None = None
     # A finding left for a person, as it was in the input (positions before the rewrite), by id.

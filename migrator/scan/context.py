@@ -586,7 +586,8 @@ class Context(cst.CSTVisitor):
         key = _string_value(node.key)
         if key is not None and DEVICE_NAME.search(key):
             self._set_ctx(node.value, "device")
-        elif key is not None and (BACKEND_NAME.search(key) or key in ("cuda", "gpu")):
+        elif key is not None and (BACKEND_NAME.search(key) or (key in ("cuda", "gpu") and id(node.value) not in self.vendor_arms)):
+            # (a table that also names another accelerator, {"cuda": "nccl", "xpu": "xccl"}, dispatches per vendor)
             # {"ddp_backend": "nccl"}, {"gpu": "nccl", "cpu": "gloo"}: a backend kept in a dict
             self._set_ctx(node.value, "backend")
             self.held_strings[id(node.value)] = (
