@@ -18,8 +18,8 @@ import re
 __all__ = ["key_paths"]
 
 _HEADER = re.compile(r"^[ \t]*\[\[?(?P<name>[^\[\]]+?)\]\]?[ \t]*(?:#.*)?$")
+_TABLE_START = re.compile(r"\[\[?[A-Za-z_]")  # a table header's start at the left margin
 _TOML_KEY = re.compile(r"""^[ \t]*(?P<key>(?:"[^"\n]*"|'[^'\n]*'|[\w-]+)(?:[ \t]*\.[ \t]*(?:"[^"\n]*"|'[^'\n]*'|[\w-]+))*)[ \t]*=(?P<rest>.*)$""")
-_INI_KEY = re.compile(r"^(?P<key>[^\s=:#;\[][^=:]*?)[ \t]*[=:](?P<rest>.*)$")
 
 
 def _dotted(name: str) -> str:
@@ -70,6 +70,8 @@ def _toml(lines: list[str]) -> list[str]:
     table, current = "", ""
     depth, quote = 0, None
     for line in lines:
+        if quote is None and depth and _TABLE_START.match(line) and _HEADER.match(line):
+            depth = 0  # `[tool.x]` at the margin is no array element: the array above lacks its `]`
         if depth or quote:  # inside a multi-line array, inline table or string
             out.append(current)
             depth, quote = _depth(line, depth, quote)
@@ -93,18 +95,22 @@ def _ini(lines: list[str]) -> list[str]:
     out: list[str] = []
     section, current = "", ""
     for line in lines:
-        header = _HEADER.match(line) if line[:1] == "[" else None
+        first = line[:1]
+        header = _HEADER.match(line) if first == "[" else None
         if header:
             section, current = header.group("name").strip(), ""
             out.append("")
             continue
-        key = _INI_KEY.match(line) if line[:1] not in (" ", "\t") else None
-        if key:
-            current = f"{section}.{key.group('key').strip()}" if section else key.group("key").strip()
-            out.append(current)
-        elif line.strip() and line[:1] in (" ", "\t"):
+        if not line.strip() or first in ("#", ";"):
+            out.append("")  # a blank or comment line: configparser goes on with the value above
+            continue
+        if first in (" ", "\t"):
             out.append(current)  # a continuation of the key above
-        else:
-            current = current if not line.strip() else ""
-            out.append("")
+            continue
+        # `key = value` or `key: value`, split at the first `=` or `:` (not a regex: a long
+        # line must cost its length, not its square).
+        cut = min((i for i in (line.find("="), line.find(":")) if i > 0), default=-1)
+        key = line[:cut].strip() if cut > 0 else ""
+        current = f"{section}.{key}" if section and key else key
+        out.append(current)
     return out

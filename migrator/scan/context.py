@@ -385,6 +385,7 @@ class Context(cst.CSTVisitor):
         return qualified in self._host_tests
 
     def visit_For(self, node: cst.For) -> None:
+        self._rebinds(node.target)
         self.loop_nodes.append(node)
         # `for h[~mask] in ...`: assigned to each iteration, not read
         self.store_targets.update(id(t) for t in _unpacked(node.target) if isinstance(t, cst.Subscript))
@@ -412,9 +413,12 @@ class Context(cst.CSTVisitor):
 
     def visit_Lambda(self, node: cst.Lambda) -> None:
         self.scopes.append({})
+        # `lambda alive: x[alive]`: its parameters are not the function's masks
+        self.masks.append(self.masks[-1] - {p.name.value for p in (*node.params.params, *node.params.kwonly_params)})
 
     def leave_Lambda(self, node: cst.Lambda) -> None:
         self.scopes.pop()
+        self.masks.pop()
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.inner.add(id(node.name))
@@ -466,6 +470,10 @@ class Context(cst.CSTVisitor):
         elif node.default is not None and self.functions and (
                 BACKEND_NAME.search(node.name.value) or node.name.value in self.value_scopes[-1].backend_names):
             self._set_ctx(node.default, "backend")  # `def init_distributed(backend: str = "nccl")`
+            # Reported, not rewritten: a test's stand-in (`def fake_init(backend="nccl")`) or a
+            # `Literal["nccl", "gloo"]` annotation would no longer match what it checks.
+            self.held_strings.update(dict.fromkeys(_subtree_ids(node.default), (
+                f"the default of parameter `{node.name.value}`: change it by hand")))
 
     def _target_is_device(self, target: cst.BaseExpression) -> bool:
         name = target.attr.value if isinstance(target, cst.Attribute) else target.value if isinstance(target, cst.Name) else ""
@@ -544,6 +552,9 @@ class Context(cst.CSTVisitor):
             for t in node.targets:
                 if isinstance(t.target, cst.Name):
                     (self.masks[-1].add if held else self.masks[-1].discard)(t.target.value)
+                else:
+                    self.masks[-1].difference_update(mask_index.stored_names(t.target))  # `alive, n = ...`
+
         # `arr = np.zeros(3)`: remember which names hold an array a value-call rule looks for.
         if not self.index.value_calls:
             return
@@ -556,6 +567,26 @@ class Context(cst.CSTVisitor):
                     self.arrays[-1][t.target.value] = inner
                 else:
                     self.arrays[-1].pop(t.target.value, None)
+
+    def _rebinds(self, target: cst.BaseExpression | None, value: cst.BaseExpression | None = None) -> None:
+        """A binding other than `name = value` (loop, `as`, `:=`, annotated assignment): the name
+        holds a mask afterwards only when `value` is one."""
+        if target is None or not (self.index.mask_indexes and self.functions):
+            return
+        names = mask_index.stored_names(target)
+        if value is not None and len(names) == 1 and isinstance(target, cst.Name) and mask_index.holds_mask(value, self.masks[-1]):
+            self.masks[-1].add(names[0])
+        else:
+            self.masks[-1].difference_update(names)
+
+    def leave_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._rebinds(node.target, node.value)
+
+    def leave_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._rebinds(node.target, node.value)
+
+    def leave_WithItem(self, node: cst.WithItem) -> None:
+        self._rebinds(node.asname.name if node.asname is not None else None)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if isinstance(node.target, cst.Subscript):
@@ -590,9 +621,9 @@ class Context(cst.CSTVisitor):
             # (a table that also names another accelerator, {"cuda": "nccl", "xpu": "xccl"}, dispatches per vendor)
             # {"ddp_backend": "nccl"}, {"gpu": "nccl", "cpu": "gloo"}: a backend kept in a dict
             self._set_ctx(node.value, "backend")
-            self.held_strings[id(node.value)] = (
+            self.held_strings.update(dict.fromkeys(_subtree_ids(node.value), (  # (each branch of an IfExp too)
                 "a backend for the GPU in a per-device table: add the target's device and backend by hand"
-                if key in ("cuda", "gpu") else f"a backend kept in a dict under `{key}`: change it where the dict is used, by hand")
+                if key in ("cuda", "gpu") else f"a backend kept in a dict under `{key}`: change it where the dict is used, by hand")))
 
     def _names_list(self, node: cst.List | cst.Tuple | cst.Set) -> None:
         # ("CUDA_VISIBLE_DEVICES", "MASTER_ADDR") in a file that touches the environment: a list
@@ -981,8 +1012,8 @@ class Context(cst.CSTVisitor):
             for arg in node.args:
                 if arg.keyword is not None and BACKEND_NAME.search(arg.keyword.value):
                     self._set_ctx(arg.value, "backend")  # dist_cfg=dict(backend="nccl"): a backend kept in a dict
-                    self.held_strings[id(arg.value)] = (
-                        f"a backend kept in a dict under `{arg.keyword.value}`: change it where the dict is used, by hand")
+                    self.held_strings.update(dict.fromkeys(_subtree_ids(arg.value), (
+                        f"a backend kept in a dict under `{arg.keyword.value}`: change it where the dict is used, by hand")))
         if qname == "functools.partial" and positional and (inner := self.resolve(positional[0].value)) in self.index.arguments:
             # functools.partial(torch.compile, mode="max-autotune"): the arguments of a later call
             self.partials.add(id(node))

@@ -346,20 +346,29 @@ def _mask_like(value: ast.AST) -> bool:
         return True  # a Name: it may hold a mask already
     if kind is ast.BinOp and type(value.op) in (ast.BitAnd, ast.BitOr, ast.BitXor):  # type: ignore[attr-defined]
         return True
+    if kind is ast.IfExp:
+        return _mask_like(value.body) or _mask_like(value.orelse)  # type: ignore[attr-defined]
     if kind is ast.Call:
         func = value.func  # type: ignore[attr-defined]
+        if type(func) is ast.Attribute and _mask_like(func.value):
+            return True  # `(scores > 0).squeeze(-1)`: a method of a mask (mask_index._KEEPS_MASK)
         name = func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else ""
         return name in MASK_CALLS
     return False
 
 
 def _mask_operands(value: ast.AST) -> set[str]:
-    """The names a held mask may be made of: `keep` of `hit = keep`, both of `keep | done`."""
+    """The names a held mask may be made of: `keep` of `hit = keep`, both of `keep | done`,
+    either arm of an IfExp, the receiver of a method (`keep.squeeze(-1)`)."""
     kind = type(value)
     if kind is ast.Name:
         return {value.id}  # type: ignore[attr-defined]
     if kind is ast.BinOp:
         return _mask_operands(value.left) | _mask_operands(value.right)  # type: ignore[attr-defined]
+    if kind is ast.IfExp:
+        return _mask_operands(value.body) | _mask_operands(value.orelse)  # type: ignore[attr-defined]
+    if kind is ast.Call and type(value.func) is ast.Attribute:  # type: ignore[attr-defined]
+        return _mask_operands(value.func.value)  # type: ignore[attr-defined]
     return set()
 
 
@@ -502,8 +511,9 @@ class _Reader:
             for key, value in zip(node.keys, node.values):  # type: ignore[attr-defined]
                 if key is not None:
                     self._visit(key, scope, None)
-                elif type(value) is ast.Name:
-                    self.seen.held_args.add(value.id)  # `{**DEFAULTS, ...}`: argument._spread_values reads DEFAULTS
+                if type(value) is ast.Name:
+                    # `{**DEFAULTS, "fp16": FP16}` passed as `**`: argument._spread_values reads both names
+                    self.seen.held_args.add(value.id)
                 named = type(key) is ast.Constant and type(key.value) is str and DEVICE_NAME.search(key.value)
                 self._visit(value, scope, _DEVICE if named else None)
             return
@@ -564,14 +574,19 @@ class _Reader:
         elif kind in _STRING_NAMES:
             self._names(node, scope)
         elif kind is ast.Subscript and self.t.mask_names:
-            index = node.slice  # type: ignore[attr-defined]
-            if type(index) is ast.Compare or (type(index) is ast.UnaryOp and type(index.op) is ast.Invert) \
-                    or (type(index) is ast.Name and any(p.search(index.id) for p in self.t.mask_names)):
-                # `logits[mask]`, `x[x > 0]`, `x[~done]`: a mask-index rule's (superset: any function, loads and stores)
-                self.relevant = True
-            elif type(index) is ast.Name:
-                self.mask_uses.add(index.id)  # `x[keep]` after `keep = ~done`: relevant with that assignment
-                self.seen.subscripted.add(index.id)
+            whole = node.slice  # type: ignore[attr-defined]
+            for index in (whole.elts if type(whole) is ast.Tuple else (whole,)):  # `x[keep]`, `x[keep, :]`
+                if type(index) is ast.Compare or (type(index) is ast.UnaryOp and type(index.op) is ast.Invert) \
+                        or (type(index) is ast.Name and any(p.search(index.id) for p in self.t.mask_names)):
+                    # `logits[mask]`, `x[x > 0]`, `x[~done]`: a mask-index rule's (superset: any function, loads and stores)
+                    self.relevant = True
+                elif type(index) is ast.Name:
+                    self.mask_uses.add(index.id)  # `x[keep]` after `keep = ~done`: relevant with that assignment
+                    self.seen.subscripted.add(index.id)
+        elif kind is ast.NamedExpr and self.t.mask_names and _mask_like(node.value):  # type: ignore[attr-defined]
+            name = node.target.id  # type: ignore[attr-defined]
+            self.seen.mask_assigned.add(name)  # `(alive := ~finished).any()`
+            self.seen.mask_sources.setdefault(name, set()).update(_mask_operands(node.value))  # type: ignore[attr-defined]
         fields = _CHILD_FIELDS.get(kind)
         if fields is None:
             fields = _CHILD_FIELDS[kind] = tuple(f for f in kind._fields if f not in _LEAF_FIELDS)
@@ -619,6 +634,9 @@ class _Reader:
                 seen.assigned.add(target.id)
                 if node.value is not None and _int_like(node.value):  # type: ignore[attr-defined]
                     seen.int_assigned.add(target.id)
+                if node.value is not None and self.t.mask_names and _mask_like(node.value):  # type: ignore[attr-defined]
+                    seen.mask_assigned.add(target.id)  # `alive: torch.Tensor = ~finished`
+                    seen.mask_sources.setdefault(target.id, set()).update(_mask_operands(node.value))  # type: ignore[attr-defined]
 
     def _parameters(self, node: ast.arguments, scope: _Scope) -> None:
         """Annotations and defaults; the default of a device-named parameter is a device."""

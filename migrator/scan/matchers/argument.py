@@ -170,23 +170,24 @@ def _spread_values(ctx: Any, value: cst.BaseExpression, key: str, statement: int
                 yield from _spread_values(ctx, held, key, where, depth)
         return
     holder = "the dict passed as `**`" if statement is None else "a dict"
-    found: list[cst.BaseExpression] = []
+    # In order: a later entry under `key` overrides what came before it (`{**BASE, "fp16": False}`).
+    found: list[tuple[cst.BaseExpression, int | None, str]] = []
     if isinstance(value, cst.Dict):
         for element in value.elements:
             if isinstance(element, cst.DictElement) and _string_value(element.key) == key:
-                found.append(element.value)
+                found = [(element.value, statement, holder)]
             elif isinstance(element, cst.StarredDictElement) and depth < 2:
-                yield from _spread_values(ctx, element.value, key, statement, depth + 1)
+                found.extend(_spread_values(ctx, element.value, key, statement, depth + 1))
     elif isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "dict" \
             and ctx.resolve(value.func) in (None, "dict"):
-        found.extend(arg.value for arg in value.args if arg.keyword is not None and arg.keyword.value == key)
-    for item in found:
+        found.extend((arg.value, statement, holder) for arg in value.args if arg.keyword is not None and arg.keyword.value == key)
+    for item, where, held_by in found:
         if isinstance(item, cst.Name) and item.value not in ("None", "True", "False"):
             scope = ctx.value_scopes[-1]  # `{"precision": precision}`: what the name holds here
-            for held, where in scope.held_values(item.value) or scope.default_values(item.value):
-                yield held, where, f"`{item.value}`"
+            for held, at in scope.held_values(item.value) or scope.default_values(item.value):
+                yield held, at, f"`{item.value}`"
         else:
-            yield item, statement, holder
+            yield item, where, held_by
 
 
 def _match_spread(ctx: Any, rule: RuleSpec, m: dict[str, Any], call: cst.Call, qname: str) -> None:

@@ -40,25 +40,46 @@ def holds_mask(value: cst.BaseExpression, masks: set[str]) -> bool:
         return True
     if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, (cst.BitAnd, cst.BitOr, cst.BitXor)):
         return holds_mask(value.left, masks) or holds_mask(value.right, masks)
+    if isinstance(value, cst.IfExp):
+        return holds_mask(value.body, masks) or holds_mask(value.orelse, masks)
     if isinstance(value, cst.Call):
         func = value.func
         # A method or `torch.isin`; a bare name only when it is not the builtin `bool` (a Python bool).
+        if isinstance(func, cst.Attribute) and func.attr.value in _KEEPS_MASK and holds_mask(func.value, masks):
+            return True  # `(scores > 0).squeeze(-1)`, `(~finished).to(x.device)`: still a mask
         return (isinstance(func, cst.Attribute) and func.attr.value in MASK_CALLS) or (
             isinstance(func, cst.Name) and func.value != "bool" and func.value in MASK_CALLS)
     return False
 
 
+# Tensor methods whose result is still a boolean mask when their tensor is one.
+_KEEPS_MASK = frozenset({"squeeze", "unsqueeze", "to", "view", "reshape", "expand", "expand_as", "flatten", "contiguous",
+                         "clone", "detach", "cuda", "cpu", "t", "transpose", "permute", "any", "all", "repeat"})
+
+
+def stored_names(target: cst.BaseExpression) -> list[str]:
+    """The names an assignment, loop or `as` target binds (`a`, `a, (b, *c)`)."""
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for e in target.elements for n in stored_names(e.value)]
+    if isinstance(target, cst.StarredElement):
+        return stored_names(target.value)
+    return []
+
+
 def match(ctx: Any, node: cst.Subscript) -> None:
     """A mask-index rule on `node` when it is read (an assignment through a mask keeps shapes)."""
-    if id(node) in ctx.store_targets or len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
-        return
-    index = node.slice[0].slice.value
+    if id(node) in ctx.store_targets or isinstance(node.value, (cst.Tuple, cst.List)):
+        return  # (`(x, scores)[first]` indexes a Python tuple with a bool)
+    indexes = [e.slice.value for e in node.slice if isinstance(e.slice, cst.Index)]  # `x[keep]`, `x[keep, :]`
     for rule, m, names in ctx.index.mask_indexes:
         if m.get("in_functions") and not any(f in m["in_functions"] for f in ctx.functions):
             continue
-        named = isinstance(index, cst.Name) and (names.search(index.value) or (m.get("comparisons") and index.value in ctx.masks[-1]))
-        compared = m.get("comparisons") and _compared(index)
-        inverted = m.get("comparisons") and _inverted(index)
-        if named or compared or inverted:
-            ctx.add(rule, node, name=ctx.module.code_for_node(node)[:60])
-            return
+        for index in indexes:
+            named = isinstance(index, cst.Name) and (names.search(index.value) or (m.get("comparisons") and index.value in ctx.masks[-1]))
+            compared = m.get("comparisons") and _compared(index)
+            inverted = m.get("comparisons") and _inverted(index)
+            if named or compared or inverted:
+                ctx.add(rule, node, name=ctx.module.code_for_node(node)[:60])
+                return
