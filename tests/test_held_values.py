@@ -165,3 +165,39 @@ def test_a_negation_anywhere_in_the_value_is_read():
     assert [f.span.line for f in scan_source(source, "train.py", "python", options) if f.rule_id == "NRN313"] == [4, 6, 7]
     outcome = fix_source(source, "train.py", "python", options, unsafe=True)
     assert outcome.source == source and len([f for f, _ in outcome.manual if f.rule_id == "NRN313"]) == 3
+
+
+# Settings chosen further from the call (the fifth blind corpus, tests/corpus-neuron-5, and the
+# hostile helper's cases on them).
+SPREAD = textwrap.dedent("""\
+    from transformers import TrainingArguments
+    FP16 = True
+    BASE = {"output_dir": "out", "fp16": FP16}
+    ARGS = {**BASE, "learning_rate": 2e-5}
+    OFF = {**BASE, "fp16": False}
+    args = TrainingArguments(**ARGS)
+    quiet = TrainingArguments(**OFF)
+    """)
+
+
+@pytest.mark.parametrize("target", ["portable", "neuron"])
+def test_a_setting_in_a_dict_passed_as_kwargs_is_reported_where_it_is_written(target):
+    options = ScanOptions(target=target)
+    found = [f for f in scan_source(SPREAD, "train.py", "python", options) if f.rule_id == "NRN313"]
+    # One finding, at the value (`FP16 = True`), for a person; the dict that sets False reports nothing.
+    assert [(f.span.line, f.fixable) for f in found] == [(2, False)]
+    assert "FP16" in found[0].plan.context["manual_reason"]
+    assert fix_source(SPREAD, "train.py", "python", options).source == SPREAD
+
+
+@pytest.mark.parametrize("path, source", [
+    ("dist.py", 'import torch.distributed as dist\ndef init(backend="nccl"):\n    dist.init_process_group(backend=backend)\n'),
+    ("tests/test_dist.py", 'from typing import Literal\ndef fake_init(backend: Literal["nccl", "gloo"] = "nccl"):\n    return backend\n'),
+    ("dist.py", 'import torch\ncfg = dict(backend="nccl" if torch.cuda.is_available() else "gloo")\n'),
+    ("dist.py", 'TABLE = {"gpu": "nccl", "cpu": "gloo"}\n'),
+], ids=["parameter default", "test stub with a Literal", "IfExp in a dict", "per-device table"])
+def test_a_backend_kept_in_a_default_or_a_dict_is_reported_and_not_rewritten(path, source):
+    options = ScanOptions(target="neuron")
+    found = [f for f in scan_source(source, path, "python", options) if f.rule_id == "NRN401"]
+    assert found and not any(f.fixable for f in found)
+    assert '"nccl"' in fix_source(source, path, "python", options).source

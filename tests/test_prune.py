@@ -342,6 +342,17 @@ CASES = {
                     out = x[i]
                 return out
         """, [7, 12]),
+    # A setting under a key of a dict passed as `**`, held in a name (hostile helper: the pruned
+    # scan left the name's assignment out).
+    "a name under a key of a dict passed as **": ("""
+        from transformers import TrainingArguments
+        import os
+        FP16 = True
+        WORKERS = os.cpu_count()
+
+        def f():
+            return TrainingArguments(**{"fp16": FP16})
+        """, [6]),
 }
 
 
