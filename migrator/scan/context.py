@@ -24,7 +24,7 @@ from migrator.scan.nodes import truth
 from migrator.scan.values import string_value as _string_value
 from migrator.scan.walk import syntax_fields, walk
 from migrator.scan.words import (ALLOW_LIST_NAME, ALLOW_LIST_OPTION, CUDA_DEVICE, DEVICE_ARG0, DEVICE_KEYWORDS, DEVICE_NAME, DEVICE_TYPE_ARG0, DEVICE_TYPE_CALLS,
-                                 DTYPE_KEYWORDS, ENV_METHODS, QUIET_CALLS, BACKEND_CALLS)
+                                 DTYPE_KEYWORDS, ENV_METHODS, OTHER_ACCELERATORS, QUIET_CALLS, BACKEND_CALLS)
 
 __all__ = ["Context"]
 
@@ -182,6 +182,7 @@ class Context(cst.CSTVisitor):
         self.masks: list[set[str]] = [set()]  # per function: names holding a boolean mask (mask_index.holds_mask)
         self.held_strings: dict[int, str] = {}  # backend strings kept in a dict: why a person changes them
         self.partials: set[int] = set()  # functools.partial calls read as calls of the function they wrap
+        self.device_tables: set[int] = set()  # values of a dict keyed by CUDA and another accelerator
         self.suppressed: set[int] = set()
         self.device_ctx: dict[int, str] = {}
         self.bare_decorators: set[int] = set()  # `@torch.compile`: a decorator named without a call
@@ -607,6 +608,10 @@ class Context(cst.CSTVisitor):
     def visit_Dict(self, node: cst.Dict) -> None:
         for value in cuda_entries(node):  # {"cuda": torch.cuda.empty_cache, "xpu": torch.xpu.empty_cache}
             self.vendor_arms.update(dict.fromkeys(_subtree_ids(value), (id(value), False)))
+        keys = {_string_value(e.key) for e in node.elements if isinstance(e, cst.DictElement)}
+        if keys & {"cuda", "gpu"} and keys & (OTHER_ACCELERATORS | {"neuron", "xla", "tpu"}):
+            # {"cuda": "nccl", "xpu": "xccl", "neuron": "neuron"}: one backend per device type
+            self.device_tables.update(id(e.value) for e in node.elements if isinstance(e, cst.DictElement))
         if any(isinstance(e, cst.StarredDictElement) and (dotted_name(e.value) or "").endswith("environ") for e in node.elements):
             # {**os.environ, "MASTER_ADDR": host}: a child process's environment, its values set
             self.env_values.update((id(e.key), e.value) for e in node.elements if isinstance(e, cst.DictElement))
@@ -617,7 +622,7 @@ class Context(cst.CSTVisitor):
         key = _string_value(node.key)
         if key is not None and DEVICE_NAME.search(key):
             self._set_ctx(node.value, "device")
-        elif key is not None and (BACKEND_NAME.search(key) or (key in ("cuda", "gpu") and id(node.value) not in self.vendor_arms)):
+        elif key is not None and (BACKEND_NAME.search(key) or (key in ("cuda", "gpu") and id(node.value) not in self.device_tables)):
             # (a table that also names another accelerator, {"cuda": "nccl", "xpu": "xccl"}, dispatches per vendor)
             # {"ddp_backend": "nccl"}, {"gpu": "nccl", "cpu": "gloo"}: a backend kept in a dict
             self._set_ctx(node.value, "backend")
