@@ -100,6 +100,7 @@ class _Triggers:
     """What the catalogue can match, in the terms of an `ast` tree."""
 
     exact: frozenset[str]  # qualified names of call and reference rules
+    call_limits: dict[str, int]  # of those, calls read only with at most this many arguments
     dtype_only: frozenset[str]  # those of them whose every rule reports them only in a dtype context
     prefixes: tuple[str, ...]  # qualified-name prefixes of call and reference rules
     arguments: dict[str, tuple[tuple[str | None, int | None, str], ...]]  # qname -> (keyword, position, shape)
@@ -113,6 +114,7 @@ class _Triggers:
     device_index: bool
     allow_lists: bool  # device-string rules on `x in {"cpu", "cuda"}` lists
     mask_names: tuple[re.Pattern[str], ...]  # mask-index rules: index names (`logits[mask]`); any comparison index
+    mask_functions: frozenset[str] | None  # the functions mask-index rules read (`forward`); None: any
     callee_keywords: frozenset[str]  # keywords argument rules read on calls named by their spelling
     held_keywords: frozenset[str]  # keywords whose Name value argument._match_held follows to its assignments
     usable: bool  # False: this catalogue cannot be pruned for safely
@@ -150,8 +152,17 @@ def _triggers(index: "RuleIndex") -> _Triggers:
         index.reference_context.get((rule.id, q)) == "dtype" for rule in [*index.call_exact.get(q, []), *index.ref_exact.get(q, [])]))
     arguments = {q: tuple((m.get("name"), m.get("position"), _shape(m)) for _rule, m in entries)
                  for q, entries in index.arguments.items()}
+    # Calls every rule of which reads only with few arguments (`torch.where(cond)`): a call with
+    # more is no trigger (reference.py's `max_arguments`).
+    limits: dict[str, int] = {}
+    for q in index.call_exact:
+        rules = [*index.call_exact.get(q, []), *index.ref_exact.get(q, [])]
+        found = [(index.conditions.get((rule.id, q)) or {}).get("max_arguments") for rule in rules]
+        if found and all(n is not None for n in found):
+            limits[q] = max(found)
     triggers = _Triggers(
         exact=exact,
+        call_limits=limits,
         dtype_only=dtype_only,
         prefixes=tuple(p for p, _ in index.call_prefix) + tuple(p for p, _ in index.ref_prefix),
         arguments=arguments,
@@ -165,6 +176,8 @@ def _triggers(index: "RuleIndex") -> _Triggers:
         device_index=bool(index.device_index),
         allow_lists="allow-list" in index.device_strings,
         mask_names=tuple(names for _rule, _m, names in index.mask_indexes),
+        mask_functions=None if any(not m.get("in_functions") for _r, m, _n in index.mask_indexes)
+        else frozenset(f for _r, m, _n in index.mask_indexes for f in m["in_functions"]),
         callee_keywords=frozenset(m["name"] for _p, _r, m in index.callee_arguments),
         held_keywords=frozenset(m["name"] for entries in index.arguments.values() for _r, m in entries
                                 if _shape(m) == "literal" and m.get("name")) | frozenset(
@@ -259,11 +272,12 @@ _STRING_NAMES = frozenset({ast.ExceptHandler, ast.Global, ast.Nonlocal, ast.Matc
 
 
 class _Scope:
-    __slots__ = ("bound", "parent")
+    __slots__ = ("bound", "parent", "masked")
 
-    def __init__(self, parent: "_Scope | None") -> None:
+    def __init__(self, parent: "_Scope | None", masked: bool = False) -> None:
         self.bound: set[str] = set()
         self.parent = parent
+        self.masked = masked  # inside a function a mask-index rule reads (`forward`): held masks matter
 
 
 @dataclass
@@ -386,6 +400,11 @@ class _Reader:
         tokens = [token for token, _ in self.patterns]
         self.tokens = re.compile("|".join(re.escape(t) for t in tokens)) if tokens else None
         self.seen = _Lookups()
+        self.in_masked = False  # reading statements inside a function a mask-index rule reads (left_out's read)
+
+    def _masks_in(self, name: str) -> bool:
+        """Whether a mask-index rule reads a function of this name (`forward`)."""
+        return self.t.mask_functions is None or name in self.t.mask_functions
 
     def read(self, nodes: Iterable[ast.AST], names: Iterable[str] = ()) -> _Facts:
         """The facts of `nodes` read together (a statement, or the header parts of one), with
@@ -402,7 +421,7 @@ class _Reader:
         self.imports: set[str] = set()
         self.declared: set[str] = set()
         self.star = False
-        self.home = _Scope(None)
+        self.home = _Scope(None, self.in_masked or self.t.mask_functions is None)
         self.seen.heads.update(names)
         for node in nodes:
             self._visit(node, self.home, None)
@@ -429,7 +448,10 @@ class _Reader:
         rest = "".join("." + part for part in reversed(parts))
         for value in values:
             qname = value + rest
-            if self.t.matches(qname) and (call is not None or dtype or qname not in self.t.dtype_only):
+            if self.t.matches(qname) and (call is not None or dtype or qname not in self.t.dtype_only) and (
+                    qname not in self.t.call_limits or (call is not None and len(call.args) + len(call.keywords) <= self.t.call_limits[qname]
+                                                        and not any(type(a) is ast.Starred for a in call.args)
+                                                        and all(k.arg is not None for k in call.keywords))):
                 return True
             specs = self.t.arguments.get(qname)
             if specs is not None and call is not None and _argument_given(call, specs):
@@ -511,7 +533,8 @@ class _Reader:
             for key, value in zip(node.keys, node.values):  # type: ignore[attr-defined]
                 if key is not None:
                     self._visit(key, scope, None)
-                if type(value) is ast.Name:
+                if type(value) is ast.Name and (key is None or (
+                        type(key) is ast.Constant and key.value in self.t.held_keywords)):  # type: ignore[attr-defined]
                     # `{**DEFAULTS, "fp16": FP16}` passed as `**`: argument._spread_values reads both names
                     self.seen.held_args.add(value.id)
                 named = type(key) is ast.Constant and type(key.value) is str and DEVICE_NAME.search(key.value)
@@ -533,7 +556,7 @@ class _Reader:
         if (kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.ClassDef) and scope is self.home:
             self.stores.add(node.name)  # type: ignore[attr-defined]
         if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
-            inner = _Scope(scope)
+            inner = _Scope(scope, scope.masked or self._masks_in(node.name))  # type: ignore[attr-defined]
             args = node.args  # type: ignore[attr-defined]
             for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
                 if arg is not None:
@@ -574,16 +597,17 @@ class _Reader:
         elif kind in _STRING_NAMES:
             self._names(node, scope)
         elif kind is ast.Subscript and self.t.mask_names:
+            held = scope.masked  # held masks matter only where a mask-index rule reads (`forward`)
             whole = node.slice  # type: ignore[attr-defined]
             for index in (whole.elts if type(whole) is ast.Tuple else (whole,)):  # `x[keep]`, `x[keep, :]`
                 if type(index) is ast.Compare or (type(index) is ast.UnaryOp and type(index.op) is ast.Invert) \
                         or (type(index) is ast.Name and any(p.search(index.id) for p in self.t.mask_names)):
                     # `logits[mask]`, `x[x > 0]`, `x[~done]`: a mask-index rule's (superset: any function, loads and stores)
                     self.relevant = True
-                elif type(index) is ast.Name:
+                elif type(index) is ast.Name and held:
                     self.mask_uses.add(index.id)  # `x[keep]` after `keep = ~done`: relevant with that assignment
                     self.seen.subscripted.add(index.id)
-        elif kind is ast.NamedExpr and self.t.mask_names and _mask_like(node.value):  # type: ignore[attr-defined]
+        elif kind is ast.NamedExpr and scope.masked and self.t.mask_names and _mask_like(node.value):  # type: ignore[attr-defined]
             name = node.target.id  # type: ignore[attr-defined]
             self.seen.mask_assigned.add(name)  # `(alive := ~finished).any()`
             self.seen.mask_sources.setdefault(name, set()).update(_mask_operands(node.value))  # type: ignore[attr-defined]
@@ -614,7 +638,7 @@ class _Reader:
         """Names values.ModuleValues binds (`_bind`), and the ones it may take for an index."""
         seen = self.seen
         if kind is ast.Assign:
-            masks = self.t.mask_names and _mask_like(node.value)  # type: ignore[attr-defined]
+            masks = scope.masked and self.t.mask_names and _mask_like(node.value)  # type: ignore[attr-defined]
             for target in node.targets:  # type: ignore[attr-defined]
                 if type(target) is ast.Name:
                     scope.bound.add(target.id)
@@ -634,7 +658,7 @@ class _Reader:
                 seen.assigned.add(target.id)
                 if node.value is not None and _int_like(node.value):  # type: ignore[attr-defined]
                     seen.int_assigned.add(target.id)
-                if node.value is not None and self.t.mask_names and _mask_like(node.value):  # type: ignore[attr-defined]
+                if node.value is not None and scope.masked and self.t.mask_names and _mask_like(node.value):  # type: ignore[attr-defined]
                     seen.mask_assigned.add(target.id)  # `alive: torch.Tensor = ~finished`
                     seen.mask_sources.setdefault(target.id, set()).update(_mask_operands(node.value))  # type: ignore[attr-defined]
 
@@ -983,10 +1007,13 @@ def left_out(raw: bytes, tree: ast.Module, index: "RuleIndex", path: str = "",
                 reader.outer = _function_imports(stmt)  # the outermost function's include its nested ones
             result = reader.read(header, names)
             result.stores |= set(names)  # `except E as e` binds e
+            masked = reader.in_masked
+            if function:
+                reader.in_masked = masked or reader._masks_in(stmt.name)
             for block in blocks:
                 for child in block:
                     result.add(read(child))
-            reader.outer = saved
+            reader.outer, reader.in_masked = saved, masked
             if isinstance(stmt, ast.ClassDef):
                 result.stores.add(stmt.name)
             if function:
