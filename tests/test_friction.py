@@ -538,3 +538,17 @@ def test_fix_safety_says_what_safe_means_on_the_targets_the_rule_rewrites_for(cl
     neuron_only = cli("rules", "NRN506", check=0).stdout
     assert "no longer runs on a GPU" in neuron_only and "keeps its behaviour on a CUDA GPU" not in neuron_only
     assert "keeps its behaviour on a CUDA GPU" in cli("rules", "NRN101", check=0).stdout
+
+
+def test_job_scripts_and_named_files_with_a_shebang_are_scanned_as_shell(tmp_path):
+    # New user: `scan slurm/train.sbatch slurm/launch.slurm` found "no files to scan".
+    script = "#!/bin/bash\n#SBATCH --nodes=2\nexport CUDA_VISIBLE_DEVICES=0,1\nsrun python train.py\n"
+    for name in ("train.sbatch", "launch.slurm", "job"):
+        (tmp_path / name).write_text(script)
+    (tmp_path / "notes").write_text("export CUDA_VISIBLE_DEVICES=0\n")  # no shebang, no known name
+    from migrator import ScanOptions, scan_paths
+
+    named = scan_paths([tmp_path / "job", tmp_path / "notes"], ScanOptions())
+    walked = scan_paths([tmp_path], ScanOptions())
+    assert sorted(Path(f.path).name for f in named.findings) == ["job"]
+    assert sorted(Path(f.path).name for f in walked.findings) == ["launch.slurm", "train.sbatch"]

@@ -165,3 +165,17 @@ def test_a_flag_split_from_its_value_by_a_continued_line_is_reported_for_a_perso
 def test_continued_lines_are_read_as_the_shell_joins_them(text, expected):
     findings = scan_source(text, "train.sh", "shell", ScanOptions(target="neuron"))
     assert [(f.rule_id, f.span.line, f.span.end_line) for f in findings] == expected
+
+
+def test_a_cuda_index_is_not_moved_to_the_cpu_index_under_a_cuda_only_package():
+    # New user: `pip install xformers --index-url .../whl/cu121` was rewritten to the CPU index,
+    # which does not carry xformers; torch alone still moves.
+    text = ("FROM python:3.11-slim\n"
+            "RUN pip install xformers==0.0.26.post1 --index-url https://download.pytorch.org/whl/cu121\n"
+            "RUN pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cu121\n")
+    options = ScanOptions(target="neuron")
+    found = {f.span.line: f for f in scan_source(text, "Dockerfile", "dockerfile", options) if f.rule_id == "NRN802"}
+    fixed = fix_source(text, "Dockerfile", "dockerfile", options, unsafe=True).source
+    assert "xformers==0.0.26.post1 --index-url https://download.pytorch.org/whl/cu121" in fixed
+    assert "torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu" in fixed
+    assert sorted(found) == [2, 3] and not found[2].fixable and found[3].fixable

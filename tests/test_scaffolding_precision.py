@@ -517,3 +517,28 @@ def test_a_skip_helper_is_read_whole_by_the_pruned_scan():
 
     pruned, whole = seen(ScanOptions()), seen(ScanOptions(report_unused_noqa=True))
     assert pruned == whole and pruned and pruned[0][1] == "info", pruned
+
+
+@pytest.mark.parametrize("target", ["portable", "neuron"])
+def test_a_device_choice_that_asks_a_patched_api_is_not_rewritten(target):
+    # New user: `"cuda" if torch.cuda.is_available() else "cpu"` under a patch that makes it
+    # False was rewritten to DEVICE.type ("neuron" on the neuron target), so the test no longer
+    # checked the CPU fallback and failed on a CPU runner.
+    source = textwrap.dedent("""\
+        from unittest import mock
+        import torch
+
+        def test_runs_on_cpu_when_no_gpu():
+            with mock.patch("torch.cuda.is_available", return_value=False):
+                device = "cuda" if torch.cuda.is_available() else "cpu"
+                assert device == "cpu"
+
+        @mock.patch("torch.cuda.is_available", return_value=True)
+        def test_picks_gpu(_):
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+            assert device == "cuda"
+        """)
+    options = ScanOptions(target=target)
+    found = [f for f in scan_source(source, "tests/test_device.py", "python", options) if f.rule_id == "NRN103"]
+    assert len(found) == 2 and not any(f.fixable for f in found)
+    assert fix_source(source, "tests/test_device.py", "python", options).source == source

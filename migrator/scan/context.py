@@ -310,6 +310,14 @@ class Context(cst.CSTVisitor):
             if cand.values.get("name") in active:
                 cand.context = {**cand.context, "scaffold": "the test replaced this API with a stand-in, so it runs no CUDA code",
                                 "manual_reason": "the test replaced this API with a stand-in: left as it is"}
+            elif active and cand.node is not None and self._reads_any(cand.node, active):
+                # `"cuda" if torch.cuda.is_available() else "cpu"` under a patched is_available: a
+                # rewrite of the whole expression would no longer ask the stand-in.
+                cand.context = {**cand.context, "manual_reason": "it reads an API the test replaced with a stand-in: left as it is"}
+
+    def _reads_any(self, node: cst.CSTNode, names: set[str]) -> bool:
+        """Whether `node` names one of the qualified `names` anywhere inside it."""
+        return any(isinstance(inner, (cst.Attribute, cst.Name)) and self.resolve(inner) in names for inner in _subtree(node))
 
     def settle_vendor_arms(self) -> None:
         """After the walk: drop the candidates of a per-vendor dispatch's CUDA arm that chooses no
@@ -991,6 +999,10 @@ class Context(cst.CSTVisitor):
             for arg in node.args:
                 if arg.keyword is not None and arg.keyword.value == "default":
                     self._set_ctx(arg.value, "backend")
+                elif arg.keyword is not None and arg.keyword.value == "choices" and isinstance(arg.value, (cst.List, cst.Tuple, cst.Set)):
+                    # choices=["nccl", "gloo"]: rewritten with the default, or `--backend neuron` is refused
+                    for element in arg.value.elements:
+                        self._set_ctx(element.value, "backend")
         if last in BACKEND_CALLS:
             # init_process_group("cpu:gloo,cuda:nccl"): a per-device list (the argument rule takes "nccl" alone).
             given = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "backend"),

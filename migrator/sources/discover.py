@@ -39,7 +39,8 @@ def _kind(name: str, parent: str) -> str | None:
         return "python"
     if lower.endswith(".ipynb"):
         return "notebook"
-    if lower.endswith((".sh", ".bash", ".zsh")) or lower in {".bashrc", ".profile"}:
+    # Batch-scheduler job scripts (Slurm's `sbatch`, PBS) are shell scripts.
+    if lower.endswith((".sh", ".bash", ".zsh", ".sbatch", ".slurm", ".pbs", ".qsub")) or lower in {".bashrc", ".profile"}:
         return "shell"
     # As the hooks' `files` pattern: Dockerfile, Dockerfile.gpu, Dockerfile-cuda, x.dockerfile.
     if lower.startswith(("dockerfile", "containerfile")) or lower.endswith((".dockerfile", ".containerfile")):
@@ -159,11 +160,34 @@ def discover(paths: Iterable[str | os.PathLike[str]], exclude: Iterable[str] = (
                 errors.append((given, "not scanned: a symbolic link to a folder (not followed)"))
             continue
         if not is_dir:
-            kind = classify(given)
+            kind = classify(given) or (_shebang_kind(given) if classify is file_kind else None)
             if kind:
                 yield given, kind
             continue
         yield from _walk(given, excluded, errors, classify)
+
+
+_SHEBANG = re.compile(rb"#![ \t]*(?:\S*/)?(?:env[ \t]+(?:-\S+[ \t]+)*)?(?P<interpreter>[\w.+-]+)")
+
+
+def _shebang_kind(path: Path) -> str | None:
+    """A file named directly with no known name (`train_job`, `launch.slurm.j2`): its `#!` line
+    says `shell` or `python`, as ruff reads a named file's shebang. Only the first 256 bytes of a
+    regular file are read."""
+    try:
+        if not path.is_file():
+            return None
+        with open(path, "rb") as handle:
+            head = handle.read(256)
+    except OSError:
+        return None
+    found = _SHEBANG.match(head)
+    if found is None:
+        return None
+    interpreter = found.group("interpreter").decode("ascii", "replace")
+    if interpreter in ("sh", "bash", "zsh", "dash", "ksh"):
+        return "shell"
+    return "python" if re.fullmatch(r"python[\d.]*", interpreter) else None
 
 
 def _named_excluded(path: Path, is_dir: bool, excluded: pathspec.GitIgnoreSpec, base: Path) -> bool:

@@ -184,8 +184,10 @@ def _spread_values(ctx: Any, value: cst.BaseExpression, key: str, statement: int
     for item, where, held_by in found:
         if isinstance(item, cst.Name) and item.value not in ("None", "True", "False"):
             scope = ctx.value_scopes[-1]  # `{"precision": precision}`: what the name holds here
-            for held, at in scope.held_values(item.value) or scope.default_values(item.value):
-                yield held, at, f"`{item.value}`"
+            values = scope.held_values(item.value)
+            named = f"`{item.value}`" if values else f"the default of parameter `{item.value}`"
+            for held, at in values or scope.default_values(item.value):
+                yield held, at, named
         else:
             yield item, where, held_by
 
@@ -203,12 +205,15 @@ def _match_spread(ctx: Any, rule: RuleSpec, m: dict[str, Any], call: cst.Call, q
             if seen in ctx.held_read:
                 continue  # read once per dict and matcher, however many calls spread it
             ctx.held_read.add(seen)
-        passed = ctx.module.code_for_node(arg.value)[:40]
+        passed = ctx.module.code_for_node(arg.value)
+        if len(passed) > 40 or "\n" in passed:
+            passed = "{...}" if isinstance(arg.value, cst.Dict) else "dict(...)" if isinstance(arg.value, cst.Call) else passed[:40]
         for held, statement, holder in _spread_values(ctx, arg.value, m["name"], None):
             for branch in _outcomes(ctx, held):
                 literal: Any = _literal(branch)
                 if literal is not None and _expected(literal, m):
-                    reason = f"the value is in {holder} under `{m['name']}`, passed as `**{passed}`: change it where it is set, by hand"
+                    where = f"{holder} under `{m['name']}`" if holder.startswith("the dict") or holder == "a dict" else holder
+                    reason = f"the value is in {where}, passed as `**{passed}`: change it where it is set, by hand"
                     context = {"call": call, "argument": m, "manual_reason": reason}
                     if statement is not None:
                         context["statement"] = statement

@@ -17,7 +17,8 @@ gpg --show-keys --with-fingerprint /usr/share/keyrings/neuron-archive-keyring.gp
 echo "deb [signed-by=/usr/share/keyrings/neuron-archive-keyring.gpg] https://apt.repos.neuron.amazonaws.com ${VERSION_CODENAME} main" \
   > /etc/apt/sources.list.d/neuron.list
 "${APT[@]}" update
-# Neuron SDK 2.32 package versions (neuron-facts.md §5.5).
+# Neuron SDK 2.32 package versions (Neuron's setup guide for PyTorch,
+# https://awsdocs-neuron.readthedocs-hosted.com/en/latest/torch/get-started/quickstart-torch-neuron.html).
 # Newer versions (Neuron 2.33, TorchNeuron) are not in our sources: check the Neuron release notes before changing them.
 "${APT[@]}" install "linux-headers-$(uname -r)" \
   "aws-neuronx-dkms=2.30.2.0*" \
@@ -68,6 +69,7 @@ CWA
   /opt/aws/amazon-cloudwatch-agent/bin/amazon-cloudwatch-agent-ctl -a append-config -m ec2 -s \
     -c file:/opt/aws/amazon-cloudwatch-agent/etc/neuron-monitor.json
 fi
-# TorchNeuron (Trn2/Trn3, Neuron 2.33 beta) installs with (neuron-facts.md §2):
+# TorchNeuron (Trn2/Trn3, Neuron 2.33 beta) installs with
+# (https://awsdocs-neuron.readthedocs-hosted.com/en/latest/torch/index.html):
 #   pip install "torch-neuronx==2.14.*" "neuronx-cc==2.*" nki \
 #     --extra-index-url https://pip.repos.neuron.amazonaws.com --extra-index-url https://download.pytorch.org/whl/cpu

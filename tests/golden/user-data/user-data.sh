@@ -14,7 +14,7 @@ NEURON_ENV
 # Logical NeuronCores: Trn2 defaults to LNC=2 (64 logical cores on trn2.48xlarge). To use LNC=1,
 # uncomment (and compile with -lnc 1):
 # echo "NEURON_LOGICAL_NC_CONFIG=1" > /opt/aws/neuron/logical_nc_config
-# Local NVMe instance store (trn1/trn2 sizes carry it, iac.md §2) as one RAID0 array at
+# Local NVMe instance store (trn1/trn2 sizes carry it) as one RAID0 array at
 # /scratch for scratch data and compile caches; its contents end with the instance.
 # Devices are found by their NVMe model name, so EBS volumes are never touched.
 SCRATCH_DIR=/scratch
