@@ -254,6 +254,8 @@ class Context(cst.CSTVisitor):
             return
         if id(node) in self.old_torch:
             context = {**context, "old_torch": self.old_torch[id(node)]}
+        if isinstance(context.get("argument"), dict) and context["argument"].get("manual") and "manual_reason" not in context:
+            context = {**context, "manual_reason": context["argument"]["manual"]}  # the matcher's `manual:` (rules/schema.json)
         if self.partials and context.get("call") is not None and id(context["call"]) in self.partials:
             context = {**context, "manual_reason": "an argument of `functools.partial`: change it by hand"}
         where = self.index.not_in.get(rule.id)
