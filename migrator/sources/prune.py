@@ -63,6 +63,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 from migrator.scan.index import _literal_token
+from migrator.scan.matchers.mask_index import KEEPS_MASK
 from migrator.scan.matchers.strings import MIXED_NCCL
 from migrator.scan.words import (ALLOW_LIST_NAME, BACKEND_CALLS, CUDA_DEVICE, DEVICE_ARG0, DEVICE_NAME, DEVICE_TYPE_ARG0, DEVICE_TYPE_CALLS,
                                  DTYPE_KEYWORDS, INDEX_CALLS, INDEX_NAME, MASK_CALLS, NPROCS_KEYWORDS)
@@ -117,6 +118,7 @@ class _Triggers:
     mask_functions: frozenset[str] | None  # the functions mask-index rules read (`forward`); None: any
     callee_keywords: frozenset[str]  # keywords argument rules read on calls named by their spelling
     held_keywords: frozenset[str]  # keywords whose Name value argument._match_held follows to its assignments
+    argument_lasts: frozenset[str]  # last names of the calls argument rules name (`TrainingArguments`, `compile`)
     usable: bool  # False: this catalogue cannot be pruned for safely
 
     def matches(self, qname: str) -> bool:
@@ -166,6 +168,7 @@ def _triggers(index: "RuleIndex") -> _Triggers:
         dtype_only=dtype_only,
         prefixes=tuple(p for p, _ in index.call_prefix) + tuple(p for p, _ in index.ref_prefix),
         arguments=arguments,
+        argument_lasts=frozenset(q.rsplit(".", 1)[-1] for q in arguments),
         value_call_outers=frozenset(q.rsplit(".", 1)[-1] for q, specs in arguments.items() if any(s == "call" for _, _, s in specs)),
         attributes=frozenset(attributes),
         builtins=frozenset(index.builtins),
@@ -336,36 +339,47 @@ class _Lookups:
     mask_assigned: set[str] = field(default_factory=set)  # assigned a mask (`keep = scores > t`): mask_index
     subscripted: set[str] = field(default_factory=set)  # Names a subscript indexes with (`x[keep]`)
     mask_sources: dict[str, set[str]] = field(default_factory=dict)  # `hit = keep | done`: hit -> {keep, done}
+    mask_copies: dict[str, set[str]] = field(default_factory=dict)  # `hit = keep`: a mask when keep is one
 
-    def held_masks(self) -> set[str]:
-        """Names that may hold a mask where some subscript indexes with them: every binding of
-        one may decide a finding (with the names its mask is made of, `hit = keep`)."""
+    def held_masks(self) -> tuple[set[str], set[str]]:
+        """(names that may hold a mask, those of them where some subscript indexes with them):
+        every binding of one of the latter may decide a finding (with the names its mask is
+        made of, `hit = keep`)."""
+        maybe = set(self.mask_assigned)
+        grew = bool(self.mask_copies)
+        while grew:  # a copy of a name that may hold a mask may hold one
+            grew = False
+            for name, sources in self.mask_copies.items():
+                if name not in maybe and not sources.isdisjoint(maybe):
+                    maybe.add(name)
+                    grew = True
         wanted, todo = set(), list(self.subscripted)
         while todo:
             name = todo.pop()
             if name not in wanted:
                 wanted.add(name)
                 todo.extend(self.mask_sources.get(name, ()))
-        return wanted & self.mask_assigned
+        return maybe, wanted & maybe
 
     def may_be_index(self, name: str) -> bool:
         return name in self.int_assigned or INDEX_NAME.match(name) is not None
 
 
 def _mask_like(value: ast.AST) -> bool:
-    """A superset of what scan/matchers/mask_index.py takes for a mask held in a name: a
-    comparison, `~x`, `a & b` / `a | b`, a call of a boolean-making function or method, another name."""
+    """A superset of what scan/matchers/mask_index.py takes for a mask made here: a comparison,
+    `~x`, `a & b` / `a | b`, a call of a boolean-making function or method. (A name, or a
+    mask-keeping method of one, holds a mask when that name does: `_Lookups.mask_copies`.)"""
     kind = type(value)
-    if kind is ast.Compare or kind is ast.Name or (kind is ast.UnaryOp and type(value.op) is ast.Invert):  # type: ignore[attr-defined]
-        return True  # a Name: it may hold a mask already
+    if kind is ast.Compare or (kind is ast.UnaryOp and type(value.op) is ast.Invert):  # type: ignore[attr-defined]
+        return True
     if kind is ast.BinOp and type(value.op) in (ast.BitAnd, ast.BitOr, ast.BitXor):  # type: ignore[attr-defined]
         return True
     if kind is ast.IfExp:
         return _mask_like(value.body) or _mask_like(value.orelse)  # type: ignore[attr-defined]
     if kind is ast.Call:
         func = value.func  # type: ignore[attr-defined]
-        if type(func) is ast.Attribute and _mask_like(func.value):
-            return True  # `(scores > 0).squeeze(-1)`: a method of a mask (mask_index._KEEPS_MASK)
+        if type(func) is ast.Attribute and func.attr in KEEPS_MASK and _mask_like(func.value):
+            return True  # `(scores > 0).squeeze(-1)`: a method that keeps a mask (mask_index.KEEPS_MASK)
         name = func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else ""
         return name in MASK_CALLS
     return False
@@ -381,7 +395,7 @@ def _mask_operands(value: ast.AST) -> set[str]:
         return _mask_operands(value.left) | _mask_operands(value.right)  # type: ignore[attr-defined]
     if kind is ast.IfExp:
         return _mask_operands(value.body) | _mask_operands(value.orelse)  # type: ignore[attr-defined]
-    if kind is ast.Call and type(value.func) is ast.Attribute:  # type: ignore[attr-defined]
+    if kind is ast.Call and type(value.func) is ast.Attribute and value.func.attr in KEEPS_MASK:  # type: ignore[attr-defined]
         return _mask_operands(value.func.value)  # type: ignore[attr-defined]
     return set()
 
@@ -607,10 +621,8 @@ class _Reader:
                 elif type(index) is ast.Name and held:
                     self.mask_uses.add(index.id)  # `x[keep]` after `keep = ~done`: relevant with that assignment
                     self.seen.subscripted.add(index.id)
-        elif kind is ast.NamedExpr and scope.masked and self.t.mask_names and _mask_like(node.value):  # type: ignore[attr-defined]
-            name = node.target.id  # type: ignore[attr-defined]
-            self.seen.mask_assigned.add(name)  # `(alive := ~finished).any()`
-            self.seen.mask_sources.setdefault(name, set()).update(_mask_operands(node.value))  # type: ignore[attr-defined]
+        elif kind is ast.NamedExpr and scope.masked and self.t.mask_names:
+            self._mask_binding(node.target.id, node.value)  # type: ignore[attr-defined]  # `(alive := ~finished).any()`
         fields = _CHILD_FIELDS.get(kind)
         if fields is None:
             fields = _CHILD_FIELDS[kind] = tuple(f for f in kind._fields if f not in _LEAF_FIELDS)
@@ -638,14 +650,13 @@ class _Reader:
         """Names values.ModuleValues binds (`_bind`), and the ones it may take for an index."""
         seen = self.seen
         if kind is ast.Assign:
-            masks = scope.masked and self.t.mask_names and _mask_like(node.value)  # type: ignore[attr-defined]
+            masks = scope.masked and self.t.mask_names
             for target in node.targets:  # type: ignore[attr-defined]
                 if type(target) is ast.Name:
                     scope.bound.add(target.id)
                     seen.assigned.add(target.id)
                     if masks:
-                        seen.mask_assigned.add(target.id)
-                        seen.mask_sources.setdefault(target.id, set()).update(_mask_operands(node.value))  # type: ignore[attr-defined]
+                        self._mask_binding(target.id, node.value)  # type: ignore[attr-defined]
                     if _int_like(node.value):  # type: ignore[attr-defined]
                         seen.int_assigned.add(target.id)
                 elif type(target) in (ast.Tuple, ast.List):
@@ -658,9 +669,20 @@ class _Reader:
                 seen.assigned.add(target.id)
                 if node.value is not None and _int_like(node.value):  # type: ignore[attr-defined]
                     seen.int_assigned.add(target.id)
-                if node.value is not None and scope.masked and self.t.mask_names and _mask_like(node.value):  # type: ignore[attr-defined]
-                    seen.mask_assigned.add(target.id)  # `alive: torch.Tensor = ~finished`
-                    seen.mask_sources.setdefault(target.id, set()).update(_mask_operands(node.value))  # type: ignore[attr-defined]
+                if node.value is not None and scope.masked and self.t.mask_names:
+                    self._mask_binding(target.id, node.value)  # type: ignore[attr-defined]  # `alive: torch.Tensor = ~finished`
+
+    def _mask_binding(self, name: str, value: ast.AST) -> None:
+        """`name = value` in a function a mask-index rule reads: a mask made here, or a copy of
+        the names it is made of (`hit = keep`, `keep.squeeze(-1)`, `a if c else b`)."""
+        seen = self.seen
+        operands = _mask_operands(value)
+        if _mask_like(value):
+            seen.mask_assigned.add(name)
+        elif operands:
+            seen.mask_copies.setdefault(name, set()).update(operands)
+        if operands:
+            seen.mask_sources.setdefault(name, set()).update(operands)
 
     def _parameters(self, node: ast.arguments, scope: _Scope) -> None:
         """Annotations and defaults; the default of a device-named parameter is a device."""
@@ -722,7 +744,7 @@ class _Reader:
             if keyword.arg in self.t.callee_keywords:
                 self.relevant = True  # an argument rule that names its callee by spelling (`tokenizer(..., padding=True)`)
             if type(value) is ast.Name:
-                if keyword.arg in self.t.held_keywords or keyword.arg is None:
+                if keyword.arg in self.t.held_keywords or (keyword.arg is None and self._takes_arguments(func, last)):
                     seen.held_args.add(value.id)  # (`**ARGS`: argument._match_spread reads the dict ARGS holds)
                 if keyword.arg in _ROLE_KEYWORDS:
                     self.uses.append((scope, value.id))
@@ -763,6 +785,16 @@ class _Reader:
                     self._visit(element, scope, _DEVICE)
                 continue
             self._visit(value, scope, (_DTYPE if name in DTYPE_KEYWORDS else 0) | (_DEVICE if device else 0) or None)
+
+    def _takes_arguments(self, func: ast.AST, last: str) -> bool:
+        """Whether a call of `func` may be one an argument rule names (its last name is one of
+        theirs, or it is a name an import binds to one): a superset, for `**ARGS`."""
+        if last in self.t.argument_lasts:
+            return True
+        if type(func) is not ast.Name:
+            return False
+        bound = self.bindings.get(func.id, _NONE) | self.outer.get(func.id, _NONE) | self.local.get(func.id, _NONE)  # type: ignore[attr-defined]
+        return any(q.rsplit(".", 1)[-1] in self.t.argument_lasts for q in bound)
 
     def _index_value(self, value: ast.AST) -> None:
         """`value` passed as `.to(value)` / `device=value` (values.ScopeValues.is_index)."""
@@ -1029,7 +1061,7 @@ def left_out(raw: bytes, tree: ast.Module, index: "RuleIndex", path: str = "",
         read(stmt)
     seen = reader.seen
     seen.type_heads |= _type_heads(raw)
-    held_masks = seen.held_masks()
+    maybe_masks, held_masks = seen.held_masks()
     regions: list[Region] = []
     relevant_anywhere = False
 
@@ -1042,7 +1074,7 @@ def left_out(raw: bytes, tree: ast.Module, index: "RuleIndex", path: str = "",
             last = stmt.end_lineno or stmt.lineno
             alone = ((i == 0 or (block[i - 1].end_lineno or 0) < first) and (i + 1 == len(block) or block[i + 1].lineno > last))
             relevant = (found.relevant or any(seen.may_be_index(n) for n in found.index_uses)
-                        or not found.mask_uses.isdisjoint(seen.mask_assigned)
+                        or not found.mask_uses.isdisjoint(maybe_masks)
                         # every binding of a name that holds a mask somewhere and indexes somewhere
                         # (`alive = alive.long()` makes it an index again)
                         or not found.stores.isdisjoint(held_masks))

@@ -10,7 +10,7 @@ import libcst as cst
 
 from migrator.scan.words import MASK_CALLS
 
-__all__ = ["match", "holds_mask"]
+__all__ = ["match", "holds_mask", "stored_names", "KEEPS_MASK"]
 
 
 # The last word of the name says integer (`i`, `layer_idx`, `num_steps` is not: it ends in a count's noun).
@@ -45,7 +45,7 @@ def holds_mask(value: cst.BaseExpression, masks: set[str]) -> bool:
     if isinstance(value, cst.Call):
         func = value.func
         # A method or `torch.isin`; a bare name only when it is not the builtin `bool` (a Python bool).
-        if isinstance(func, cst.Attribute) and func.attr.value in _KEEPS_MASK and holds_mask(func.value, masks):
+        if isinstance(func, cst.Attribute) and func.attr.value in KEEPS_MASK and holds_mask(func.value, masks):
             return True  # `(scores > 0).squeeze(-1)`, `(~finished).to(x.device)`: still a mask
         return (isinstance(func, cst.Attribute) and func.attr.value in MASK_CALLS) or (
             isinstance(func, cst.Name) and func.value != "bool" and func.value in MASK_CALLS)
@@ -53,7 +53,7 @@ def holds_mask(value: cst.BaseExpression, masks: set[str]) -> bool:
 
 
 # Tensor methods whose result is still a boolean mask when their tensor is one.
-_KEEPS_MASK = frozenset({"squeeze", "unsqueeze", "to", "view", "reshape", "expand", "expand_as", "flatten", "contiguous",
+KEEPS_MASK = frozenset({"squeeze", "unsqueeze", "to", "view", "reshape", "expand", "expand_as", "flatten", "contiguous",
                          "clone", "detach", "cuda", "cpu", "t", "transpose", "permute", "any", "all", "repeat"})
 
 
