@@ -353,6 +353,17 @@ CASES = {
         def f():
             return TrainingArguments(**{"fp16": FP16})
         """, [6]),
+    # The same through a call named by its spelling (precision bench: a transformers pipeline's
+    # `self.tokenizer(..., **tokenizer_default_kwargs)` lost its NRN517 in the pruned scan).
+    "a dict passed as ** to a callee named by its spelling": ("""
+        import os
+
+        class Pipe:
+            def preprocess(self, sequences):
+                workers = os.cpu_count()
+                kwargs = {"padding": True}
+                return self.tokenizer(sequences, return_tensors="pt", **kwargs)
+        """, [7]),
 }
 
 

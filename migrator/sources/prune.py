@@ -117,6 +117,8 @@ class _Triggers:
     mask_names: tuple[re.Pattern[str], ...]  # mask-index rules: index names (`logits[mask]`); any comparison index
     mask_functions: frozenset[str] | None  # the functions mask-index rules read (`forward`); None: any
     callee_keywords: frozenset[str]  # keywords argument rules read on calls named by their spelling
+    # those rules' callee spellings (`self.tokenizer`), the keywords they need, the functions they read
+    callee_rules: tuple[tuple[re.Pattern[str], frozenset[str], frozenset[str] | None], ...]
     held_keywords: frozenset[str]  # keywords whose Name value argument._match_held follows to its assignments
     argument_lasts: frozenset[str]  # last names of the calls argument rules name (`TrainingArguments`, `compile`)
     usable: bool  # False: this catalogue cannot be pruned for safely
@@ -182,6 +184,8 @@ def _triggers(index: "RuleIndex") -> _Triggers:
         mask_functions=None if any(not m.get("in_functions") for _r, m, _n in index.mask_indexes)
         else frozenset(f for _r, m, _n in index.mask_indexes for f in m["in_functions"]),
         callee_keywords=frozenset(m["name"] for _p, _r, m in index.callee_arguments),
+        callee_rules=tuple((p, frozenset(m.get("with_keywords", ())), frozenset(m["in_functions"]) if m.get("in_functions") else None)
+                           for p, _r, m in index.callee_arguments),
         held_keywords=frozenset(m["name"] for entries in index.arguments.values() for _r, m in entries
                                 if _shape(m) == "literal" and m.get("name")) | frozenset(
             m["name"] for _p, _r, m in index.callee_arguments if _shape(m) == "literal" and m.get("name")),
@@ -275,12 +279,13 @@ _STRING_NAMES = frozenset({ast.ExceptHandler, ast.Global, ast.Nonlocal, ast.Matc
 
 
 class _Scope:
-    __slots__ = ("bound", "parent", "masked")
+    __slots__ = ("bound", "parent", "masked", "functions")
 
-    def __init__(self, parent: "_Scope | None", masked: bool = False) -> None:
+    def __init__(self, parent: "_Scope | None", masked: bool = False, functions: frozenset[str] = frozenset()) -> None:
         self.bound: set[str] = set()
         self.parent = parent
         self.masked = masked  # inside a function a mask-index rule reads (`forward`): held masks matter
+        self.functions = functions  # the names of the functions around it
 
 
 @dataclass
@@ -415,6 +420,7 @@ class _Reader:
         self.tokens = re.compile("|".join(re.escape(t) for t in tokens)) if tokens else None
         self.seen = _Lookups()
         self.in_masked = False  # reading statements inside a function a mask-index rule reads (left_out's read)
+        self.in_functions: frozenset[str] = frozenset()  # the names of the functions around them
 
     def _masks_in(self, name: str) -> bool:
         """Whether a mask-index rule reads a function of this name (`forward`)."""
@@ -435,7 +441,7 @@ class _Reader:
         self.imports: set[str] = set()
         self.declared: set[str] = set()
         self.star = False
-        self.home = _Scope(None, self.in_masked or self.t.mask_functions is None)
+        self.home = _Scope(None, self.in_masked or self.t.mask_functions is None, self.in_functions)
         self.seen.heads.update(names)
         for node in nodes:
             self._visit(node, self.home, None)
@@ -570,7 +576,7 @@ class _Reader:
         if (kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.ClassDef) and scope is self.home:
             self.stores.add(node.name)  # type: ignore[attr-defined]
         if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
-            inner = _Scope(scope, scope.masked or self._masks_in(node.name))  # type: ignore[attr-defined]
+            inner = _Scope(scope, scope.masked or self._masks_in(node.name), scope.functions | {node.name})  # type: ignore[attr-defined]
             args = node.args  # type: ignore[attr-defined]
             for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
                 if arg is not None:
@@ -741,10 +747,12 @@ class _Reader:
         aliased = type(func) is ast.Name and (func.id in self.bindings or func.id in self.outer)
         for keyword in node.keywords:
             value = keyword.value
-            if keyword.arg in self.t.callee_keywords:
-                self.relevant = True  # an argument rule that names its callee by spelling (`tokenizer(..., padding=True)`)
+            if keyword.arg in self.t.callee_keywords or (keyword.arg is None and self._spelled_callee(node, scope)):
+                # an argument rule that names its callee by spelling (`tokenizer(..., padding=True)`,
+                # or `**kwargs` that may hold it: argument._match_spread)
+                self.relevant = True
             if type(value) is ast.Name:
-                if keyword.arg in self.t.held_keywords or (keyword.arg is None and self._takes_arguments(func, last)):
+                if keyword.arg in self.t.held_keywords or (keyword.arg is None and self._takes_arguments(node, last, scope)):
                     seen.held_args.add(value.id)  # (`**ARGS`: argument._match_spread reads the dict ARGS holds)
                 if keyword.arg in _ROLE_KEYWORDS:
                     self.uses.append((scope, value.id))
@@ -786,11 +794,29 @@ class _Reader:
                 continue
             self._visit(value, scope, (_DTYPE if name in DTYPE_KEYWORDS else 0) | (_DEVICE if device else 0) or None)
 
-    def _takes_arguments(self, func: ast.AST, last: str) -> bool:
+    def _spelled_callee(self, call: ast.Call, scope: _Scope) -> bool:
+        """Whether a rule that names its callee by spelling (`self.tokenizer`) may read `call`
+        (its spelling, the keywords it needs, the function it is in)."""
+        if not self.t.callee_rules:
+            return False
+        func: ast.AST = call.func
+        parts: list[str] = []
+        while type(func) is ast.Attribute:
+            parts.append(func.attr)  # type: ignore[attr-defined]
+            func = func.value  # type: ignore[attr-defined]
+        if type(func) is not ast.Name:
+            return False
+        dotted = ".".join([func.id, *reversed(parts)])  # type: ignore[attr-defined]
+        given = {k.arg for k in call.keywords}
+        return any(pattern.search(dotted) and needs <= given and (where is None or not where.isdisjoint(scope.functions))
+                   for pattern, needs, where in self.t.callee_rules)
+
+    def _takes_arguments(self, call: ast.Call, last: str, scope: _Scope) -> bool:
         """Whether a call of `func` may be one an argument rule names (its last name is one of
         theirs, or it is a name an import binds to one): a superset, for `**ARGS`."""
-        if last in self.t.argument_lasts:
+        if last in self.t.argument_lasts or self._spelled_callee(call, scope):
             return True
+        func = call.func
         if type(func) is not ast.Name:
             return False
         bound = self.bindings.get(func.id, _NONE) | self.outer.get(func.id, _NONE) | self.local.get(func.id, _NONE)  # type: ignore[attr-defined]
@@ -1039,13 +1065,14 @@ def left_out(raw: bytes, tree: ast.Module, index: "RuleIndex", path: str = "",
                 reader.outer = _function_imports(stmt)  # the outermost function's include its nested ones
             result = reader.read(header, names)
             result.stores |= set(names)  # `except E as e` binds e
-            masked = reader.in_masked
+            masked, around = reader.in_masked, reader.in_functions
             if function:
                 reader.in_masked = masked or reader._masks_in(stmt.name)
+                reader.in_functions = around | {stmt.name}
             for block in blocks:
                 for child in block:
                     result.add(read(child))
-            reader.outer, reader.in_masked = saved, masked
+            reader.outer, reader.in_masked, reader.in_functions = saved, masked, around
             if isinstance(stmt, ast.ClassDef):
                 result.stores.add(stmt.name)
             if function:
