@@ -90,6 +90,11 @@ def _unpacked(target: cst.BaseExpression) -> list[cst.BaseExpression]:
     return [target]
 
 
+def _stored_names(target: cst.BaseExpression) -> list[str]:
+    """The names an assignment, loop or `as` target binds (`a`, `a, (b, *c)`)."""
+    return [t.value for t in _unpacked(target) if isinstance(t, cst.Name)]
+
+
 def _subtree(node: cst.CSTNode) -> list[cst.CSTNode]:
     """`node` and every syntax node below it."""
     out: list[cst.CSTNode] = []
@@ -480,11 +485,16 @@ class Context(cst.CSTVisitor):
             self._set_ctx(node.default, "device")
         elif node.default is not None and self.functions and (
                 BACKEND_NAME.search(node.name.value) or node.name.value in self.value_scopes[-1].backend_names):
-            self._set_ctx(node.default, "backend")  # `def init_distributed(backend: str = "nccl")`
-            # Reported, not rewritten: a test's stand-in (`def fake_init(backend="nccl")`) or a
-            # `Literal["nccl", "gloo"]` annotation would no longer match what it checks.
-            self.held_strings.update(dict.fromkeys(_subtree_ids(node.default), (
-                f"the default of parameter `{node.name.value}`: change it by hand")))
+            # `def init_distributed(backend: str = "nccl")`: reported, not rewritten: a test's stand-in
+            # (`def fake_init(backend="nccl")`) or a `Literal["nccl", "gloo"]` annotation would no
+            # longer match what it checks.
+            self._held_backend(node.default, f"the default of parameter `{node.name.value}`: change it by hand")
+
+    def _held_backend(self, value: cst.BaseExpression, reason: str) -> None:
+        """`value` chooses a backend that is reported for a person (`reason`), not rewritten; so
+        does each branch of it (`"nccl" if ... else "gloo"`)."""
+        self._set_ctx(value, "backend")
+        self.held_strings.update(dict.fromkeys(_subtree_ids(value), reason))
 
     def _target_is_device(self, target: cst.BaseExpression) -> bool:
         name = target.attr.value if isinstance(target, cst.Attribute) else target.value if isinstance(target, cst.Name) else ""
@@ -564,7 +574,7 @@ class Context(cst.CSTVisitor):
                 if isinstance(t.target, cst.Name):
                     (self.masks[-1].add if held else self.masks[-1].discard)(t.target.value)
                 else:
-                    self.masks[-1].difference_update(mask_index.stored_names(t.target))  # `alive, n = ...`
+                    self.masks[-1].difference_update(_stored_names(t.target))  # `alive, n = ...`
 
         # `arr = np.zeros(3)`: remember which names hold an array a value-call rule looks for.
         if not self.index.value_calls:
@@ -584,7 +594,7 @@ class Context(cst.CSTVisitor):
         holds a mask afterwards only when `value` is one."""
         if target is None or not (self.index.mask_indexes and self.functions):
             return
-        names = mask_index.stored_names(target)
+        names = _stored_names(target)
         if value is not None and len(names) == 1 and isinstance(target, cst.Name) and mask_index.holds_mask(value, self.masks[-1]):
             self.masks[-1].add(names[0])
         else:
@@ -635,10 +645,8 @@ class Context(cst.CSTVisitor):
         elif key is not None and (BACKEND_NAME.search(key) or (key in ("cuda", "gpu") and id(node.value) not in self.device_tables)):
             # (a table that also names another accelerator, {"cuda": "nccl", "xpu": "xccl"}, dispatches per vendor)
             # {"ddp_backend": "nccl"}, {"gpu": "nccl", "cpu": "gloo"}: a backend kept in a dict
-            self._set_ctx(node.value, "backend")
-            self.held_strings.update(dict.fromkeys(_subtree_ids(node.value), (  # (each branch of an IfExp too)
-                "a backend for the GPU in a per-device table: add the target's device and backend by hand"
-                if key in ("cuda", "gpu") else f"a backend kept in a dict under `{key}`: change it where the dict is used, by hand")))
+            self._held_backend(node.value, "a backend for the GPU in a per-device table: add the target's device and backend by hand"
+                               if key in ("cuda", "gpu") else f"a backend kept in a dict under `{key}`: change it where the dict is used, by hand")
 
     def _names_list(self, node: cst.List | cst.Tuple | cst.Set) -> None:
         # ("CUDA_VISIBLE_DEVICES", "MASTER_ADDR") in a file that touches the environment: a list
@@ -1030,9 +1038,8 @@ class Context(cst.CSTVisitor):
         if qname == "dict" or (qname is None and isinstance(node.func, cst.Name) and node.func.value == "dict"):
             for arg in node.args:
                 if arg.keyword is not None and BACKEND_NAME.search(arg.keyword.value):
-                    self._set_ctx(arg.value, "backend")  # dist_cfg=dict(backend="nccl"): a backend kept in a dict
-                    self.held_strings.update(dict.fromkeys(_subtree_ids(arg.value), (
-                        f"a backend kept in a dict under `{arg.keyword.value}`: change it where the dict is used, by hand")))
+                    # dist_cfg=dict(backend="nccl"): a backend kept in a dict
+                    self._held_backend(arg.value, f"a backend kept in a dict under `{arg.keyword.value}`: change it where the dict is used, by hand")
         if qname == "functools.partial" and positional and (inner := self.resolve(positional[0].value)) in self.index.arguments:
             # functools.partial(torch.compile, mode="max-autotune"): the arguments of a later call
             self.partials.add(id(node))

@@ -138,10 +138,8 @@ def _match_held(ctx: Any, rule: RuleSpec, m: dict[str, Any], call: cst.Call, nam
     if key in ctx.held_read:
         return  # read once per name and matcher, however many calls pass it
     ctx.held_read.add(key)
-    held_values = scope.held_values(name.value)
-    # A parameter's default (`def make_trainer(precision="16-mixed")`): the value when no caller gives one.
-    holder = f"`{name.value}`" if held_values else f"the default of parameter `{name.value}`"
-    for held, statement in held_values or scope.default_values(name.value):
+    values, holder = _values_of(scope, name.value)
+    for held, statement in values:
         for branch in _outcomes(ctx, held):
             negated = _negation(ctx, m, branch)
             if negated:
@@ -157,6 +155,16 @@ def _match_held(ctx: Any, rule: RuleSpec, m: dict[str, Any], call: cst.Call, nam
                         context={"call": call, "argument": m, "statement": statement, "manual_reason": reason})
 
 
+def _values_of(scope: Any, name: str) -> tuple[list[tuple[cst.BaseExpression, int]], str]:
+    """(value, statement) of each plain assignment to `name` in scope, else of a parameter's
+    default and assignments (`def make_trainer(precision="16-mixed")`: the value when no caller
+    gives one), with how a message names where they are held."""
+    held = scope.held_values(name)
+    if held:
+        return held, f"`{name}`"
+    return scope.default_values(name), f"the default of parameter `{name}`"
+
+
 def _spread_values(ctx: Any, value: cst.BaseExpression, key: str, statement: int | None, depth: int = 0):
     """(value, statement, holder) for `key` in a dict passed as `**value`: a dict literal or
     `dict(...)` call, written there or given to a name by a plain assignment (`ARGS = {"fp16":
@@ -164,8 +172,7 @@ def _spread_values(ctx: Any, value: cst.BaseExpression, key: str, statement: int
     name under the key followed to its values (`{"precision": precision}`, a parameter's
     default). `statement`: where `value` is written (None: the call's own statement)."""
     if isinstance(value, cst.Name):
-        scope = ctx.value_scopes[-1]
-        for held, where in scope.held_values(value.value) or scope.default_values(value.value):
+        for held, where in _values_of(ctx.value_scopes[-1], value.value)[0]:
             if isinstance(held, (cst.Dict, cst.Call)):
                 yield from _spread_values(ctx, held, key, where, depth)
         return
@@ -183,10 +190,8 @@ def _spread_values(ctx: Any, value: cst.BaseExpression, key: str, statement: int
         found.extend((arg.value, statement, holder) for arg in value.args if arg.keyword is not None and arg.keyword.value == key)
     for item, where, held_by in found:
         if isinstance(item, cst.Name) and item.value not in ("None", "True", "False"):
-            scope = ctx.value_scopes[-1]  # `{"precision": precision}`: what the name holds here
-            values = scope.held_values(item.value)
-            named = f"`{item.value}`" if values else f"the default of parameter `{item.value}`"
-            for held, at in values or scope.default_values(item.value):
+            values, named = _values_of(ctx.value_scopes[-1], item.value)  # `{"precision": precision}`
+            for held, at in values:
                 yield held, at, named
         else:
             yield item, where, held_by

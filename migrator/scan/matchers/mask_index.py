@@ -10,7 +10,7 @@ import libcst as cst
 
 from migrator.scan.words import MASK_CALLS
 
-__all__ = ["match", "holds_mask", "stored_names", "KEEPS_MASK"]
+__all__ = ["match", "holds_mask", "KEEPS_MASK"]
 
 
 # The last word of the name says integer (`i`, `layer_idx`, `num_steps` is not: it ends in a count's noun).
@@ -55,17 +55,6 @@ def holds_mask(value: cst.BaseExpression, masks: set[str]) -> bool:
 # Tensor methods whose result is still a boolean mask when their tensor is one.
 KEEPS_MASK = frozenset({"squeeze", "unsqueeze", "to", "view", "reshape", "expand", "expand_as", "flatten", "contiguous",
                          "clone", "detach", "cuda", "cpu", "t", "transpose", "permute", "any", "all", "repeat"})
-
-
-def stored_names(target: cst.BaseExpression) -> list[str]:
-    """The names an assignment, loop or `as` target binds (`a`, `a, (b, *c)`)."""
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [n for e in target.elements for n in stored_names(e.value)]
-    if isinstance(target, cst.StarredElement):
-        return stored_names(target.value)
-    return []
 
 
 def match(ctx: Any, node: cst.Subscript) -> None:
