@@ -197,6 +197,28 @@ def test_prefilter_passes_every_python_example_that_has_a_finding():
         assert index.python_may_match(ex["code"], ex.get("path", "example.py")), case.id
 
 
+def test_prefilter_answers_do_not_depend_on_the_files_before():
+    """One index answers every file of a scan, and moves the test that let a file through to
+    the front for the next one: each answer must still be the one a fresh index gives."""
+    import random
+
+    from migrator.core.catalogue import load_catalogue
+    from migrator.scan.engine import RuleIndex
+    from migrator.testing import collect_examples
+
+    catalogue = load_catalogue()
+    cases = [c for c in collect_examples(catalogue) if c.example.get("file_kind", "python") == "python"]
+    for target in ("portable", "neuron"):
+        fresh = RuleIndex(catalogue.for_target(target))
+        sources = [(c.example["code"], c.example.get("path", "example.py")) for c in cases]
+        expected = {s: fresh.python_may_match(*s) for s in sources}
+        assert any(expected.values()) and not all(expected.values())  # both answers are exercised
+        shared = RuleIndex(catalogue.for_target(target))
+        for seed in range(3):
+            random.Random(seed).shuffle(sources)
+            assert [shared.python_may_match(*s) for s in sources] == [expected[s] for s in sources]
+
+
 def test_setup_py_only_matchers_do_not_make_other_files_parse():
     from migrator.core.catalogue import load_catalogue
     from migrator.scan.engine import RuleIndex

@@ -171,8 +171,8 @@ class RuleIndex:
         gates: dict[str, list[tuple[tuple[str, ...], ...]]] = {}
         for gate, alternatives in dict.fromkeys(self._requirements):
             gates.setdefault(gate, []).append(alternatives)
-        self._gates = [(g.encode(), [tuple(tuple(t.encode() for t in alt) for alt in alts) for alts in group])
-                       for g, group in gates.items()]
+        self._gates = tuple((g.encode(), [tuple(tuple(t.encode() for t in alt) for alt in alts) for alts in group])
+                            for g, group in gates.items())
 
     def condition(self, rule: RuleSpec, qname: str) -> dict[str, Any] | None:
         """The conditions of `rule`'s call/reference matcher that matched `qname` (exact, else prefix)."""
@@ -216,10 +216,27 @@ class RuleIndex:
         `_name_requirement`), so a file that fails the test cannot produce a finding.
         """
         raw = data.encode("utf-8", errors="replace") if isinstance(data, str) else data
-        for gate, group in self._gates:
-            if gate in raw:
+        # Many alternatives share tokens (`torch`, `from torch import`): each is searched for
+        # once per file (a big file without them costs a full read per search).
+        present: dict[bytes, bool] = {}
+
+        def has(token: bytes) -> bool:
+            found = present.get(token)
+            if found is None:
+                found = present[token] = token in raw
+            return found
+
+        gates = self._gates
+        for position, (gate, group) in enumerate(gates):
+            if has(gate):
                 for alternatives in group:
-                    if any(all(t in raw for t in alt) for alt in alternatives):
+                    if any(all(has(t) for t in alt) for alt in alternatives):
+                        if position:
+                            # The answer does not depend on the order: the gate that let this
+                            # file through goes first, as the next file of the tree is likely
+                            # to pass it too (`def forward` with an index in a model zoo). A
+                            # new tuple, so a scan in another thread reads a whole one.
+                            self._gates = (gates[position], *gates[:position], *gates[position + 1:])
                         return True
         name = path.replace("\\", "/").rsplit("/", 1)[-1]
         if any(name in names and token in raw for names, token in self._by_file_name):

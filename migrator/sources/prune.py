@@ -288,7 +288,6 @@ class _Scope:
         self.functions = functions  # the names of the functions around it
 
 
-@dataclass
 class _Facts:
     """What one statement holds, for the two conditions of the module docstring.
 
@@ -306,16 +305,20 @@ class _Facts:
             rebinds them binds them in an enclosing scope: they stay in its `stores`).
     """
 
-    relevant: bool = False
-    index_uses: set[str] = field(default_factory=set)
-    exports: set[str] = field(default_factory=set)
-    stores: set[str] = field(default_factory=set)
-    imports: set[str] = field(default_factory=set)
-    bound: set[str] = field(default_factory=set)
-    own: set[str] = field(default_factory=set)
-    declared: set[str] = field(default_factory=set)  # `global`/`nonlocal` names: bound outside the function
-    star: bool = False  # holds `from x import *` (binds names nobody can list)
-    mask_uses: set[str] = field(default_factory=set)  # `x[keep]`: Names it indexes with
+    # A plain class with slots: one is made for every statement of every file pruned.
+    __slots__ = ("relevant", "index_uses", "exports", "stores", "imports", "bound", "own", "declared", "star", "mask_uses")
+
+    def __init__(self, index_uses: set[str] | None = None, mask_uses: set[str] | None = None) -> None:
+        self.relevant = False
+        self.index_uses: set[str] = set() if index_uses is None else index_uses
+        self.exports: set[str] = set()
+        self.stores: set[str] = set()
+        self.imports: set[str] = set()
+        self.bound: set[str] = set()
+        self.own: set[str] = set()
+        self.declared: set[str] = set()  # `global`/`nonlocal` names: bound outside the function
+        self.star = False  # holds `from x import *` (binds names nobody can list)
+        self.mask_uses: set[str] = set() if mask_uses is None else mask_uses  # `x[keep]`: Names it indexes with
 
     def add(self, other: "_Facts") -> None:
         self.relevant = self.relevant or other.relevant
@@ -421,6 +424,7 @@ class _Reader:
         self.seen = _Lookups()
         self.in_masked = False  # reading statements inside a function a mask-index rule reads (left_out's read)
         self.in_functions: frozenset[str] = frozenset()  # the names of the functions around them
+        self.importorskip = b"importorskip" in raw  # else no assignment binds a module (saves a test per assignment)
 
     def _masks_in(self, name: str) -> bool:
         """Whether a mask-index rule reads a function of this name (`forward`)."""
@@ -594,10 +598,11 @@ class _Reader:
                     self.relevant = True
             return
         elif kind is ast.Assign or kind is ast.AnnAssign:
-            for local, qname in _importorskip(node):
-                self.local.setdefault(local, set()).add(qname)  # bound as an import is
-                if scope is self.home:
-                    self.imports.add(local)
+            if self.importorskip:
+                for local, qname in _importorskip(node):
+                    self.local.setdefault(local, set()).add(qname)  # bound as an import is
+                    if scope is self.home:
+                        self.imports.add(local)
             self._bind(node, kind, scope)
             for target in (node.targets if kind is ast.Assign else [node.target]):  # type: ignore[attr-defined]
                 self._visit(target, scope, None)
@@ -647,6 +652,13 @@ class _Reader:
                             self.unbound.append((head, (), None, False))
                     elif isinstance(item, ast.AST):
                         visit(item, scope, None)
+            elif type(value) is ast.Name and (scope is not self.home or type(value.ctx) is ast.Load):
+                head = value.id  # as for a list's items above
+                self.seen.heads.add(head)
+                if head in self.bindings or head in self.outer:
+                    self._chain(head, (), None)
+                else:
+                    self.unbound.append((head, (), None, False))
             elif type(value) is ast.Constant and type(value.value) is not str:
                 pass  # numbers, None, bytes: nothing to match
             elif isinstance(value, ast.AST):
@@ -964,6 +976,12 @@ def _line(raw: bytes, starts: list[int], number: int) -> bytes:
 
 def _line_starts(raw: bytes) -> list[int]:
     """Offsets of the lines of `raw` (split at b"\n"; the part after the last one is a line)."""
+    if b"\r" not in raw:
+        # Without a carriage return, splitlines splits exactly at b"\n" (and runs in C).
+        starts = [0, *accumulate(map(len, raw.splitlines(True)))]
+        if raw and not raw.endswith(b"\n"):
+            starts.pop()
+        return starts
     return [0, *accumulate(len(line) + 1 for line in raw.split(b"\n")[:-1])]
 
 
@@ -1005,7 +1023,8 @@ Region = tuple[int, int, bool, int]
 def prune_source(raw: bytes, tree: ast.Module, index: "RuleIndex", path: str = "") -> Pruned | None:
     """`raw` without the statements no rule can match (see the module docstring), or None when
     nothing was left out or the file must be parsed whole."""
-    found = left_out(raw, tree, index, path)
+    starts = _line_starts(raw)
+    found = left_out(raw, tree, index, path, starts=starts)
     if found is None:
         return None
     regions, relevant_anywhere = found
@@ -1013,7 +1032,6 @@ def prune_source(raw: bytes, tree: ast.Module, index: "RuleIndex", path: str = "
         return Pruned(b"", [], may_match=False)  # findings come only from relevant statements
     if not regions:
         return None
-    starts = _line_starts(raw)
     plain = sorted(r[:3] for r in regions)
     pruned = _drop(raw, starts, plain)
     if plain[0][0] <= 2:
@@ -1032,14 +1050,16 @@ def prune_source(raw: bytes, tree: ast.Module, index: "RuleIndex", path: str = "
 
 
 def left_out(raw: bytes, tree: ast.Module, index: "RuleIndex", path: str = "",
-             keep: "Callable[[ast.stmt, int, int], int] | None" = None) -> tuple[list[Region], bool] | None:
+             keep: "Callable[[ast.stmt, int, int], int] | None" = None,
+             starts: list[int] | None = None) -> tuple[list[Region], bool] | None:
     """The statements of `raw` that may be left out (the module docstring's two conditions,
     each checked for the statement on its own), and whether any statement is relevant; None
     when this file or catalogue cannot be pruned at all.
 
     `keep(statement, first line, last line)` may overrule the decision for a statement
     (KEEP_OPEN, KEEP_WHOLE; DECIDE: as usual): the fix of a pruned text keeps more than the
-    scan (see sources/pruned_fix.py)."""
+    scan (see sources/pruned_fix.py). `starts`: `raw`'s line offsets (`line_starts`), when the
+    caller has them."""
     triggers = _triggers(index)
     if not triggers.usable or b"\r" in raw.replace(b"\r\n", b""):
         return None
@@ -1047,7 +1067,8 @@ def left_out(raw: bytes, tree: ast.Module, index: "RuleIndex", path: str = "",
     if encoding is None:
         return None
     file_name = path.replace("\\", "/").rsplit("/", 1)[-1]
-    starts = _line_starts(raw)
+    if starts is None:
+        starts = _line_starts(raw)
     reader = _Reader(triggers, _module_bindings(tree), file_name, raw, starts, encoding in ("utf-8", "utf-8-sig", "utf8", "ascii"))
     facts: dict[int, _Facts] = {}
 
