@@ -364,6 +364,16 @@ CASES = {
                 kwargs = {"padding": True}
                 return self.tokenizer(sequences, return_tensors="pt", **kwargs)
         """, [7]),
+    # A value an f-string command line takes from a name (strings._held_variants).
+    "a name an f-string command line puts in": ("""
+        import os
+        import subprocess
+        PRECISION = "fp16"
+        WORKERS = os.cpu_count()
+
+        def launch(script):
+            subprocess.run(f"accelerate launch --mixed_precision {PRECISION} {script}", shell=True)
+        """, [6]),
 }
 
 

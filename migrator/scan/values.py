@@ -91,6 +91,15 @@ class ScopeValues:
             return []
         return [owner.defaults[name], *owner.assignments.get(name, [])]
 
+    def values_of(self, name: str) -> tuple[list[tuple[cst.BaseExpression, int]], str]:
+        """(value, statement) of each plain assignment to `name` here (held_values), else of a
+        parameter's default and assignments (`def make_trainer(precision="16-mixed")`: the value
+        when no caller gives one), with how a message names where they are held."""
+        held = self.held_values(name)
+        if held:
+            return held, f"`{name}`"
+        return self.default_values(name), f"the default of parameter `{name}`"
+
     def is_index(self, node: cst.BaseExpression) -> bool:
         """Whether `node` (an argument as written) holds a device index here."""
         if isinstance(node, cst.Integer):

@@ -530,15 +530,21 @@ class _Reader:
                 self.relevant = self._string_relevant(node, value, device)  # type: ignore[arg-type]
             return
         if kind is ast.JoinedStr:
+            matched = False
             for part in node.values:  # type: ignore[attr-defined]
                 if type(part) is ast.Constant:
                     # An f-string's text: `cuda:` before `{i}`; a plain literal concatenated with
                     # the f-string is matched by string rules too (its extent is not known here).
-                    if ((device and self.t.device_strings and _device_text(part.value))
-                            or (self.tokens is not None and self.tokens.search(part.value))):
+                    if device and self.t.device_strings and _device_text(part.value):
                         self.relevant = True
+                    elif self.tokens is not None and self.tokens.search(part.value):
+                        self.relevant = matched = True
                 else:
                     self._visit(part, scope, None)
+            if matched:
+                # f"--mixed_precision {precision}": strings._held_variants reads what the names hold
+                self.seen.held_args.update(p.value.id for p in node.values  # type: ignore[attr-defined]
+                                           if type(p) is ast.FormattedValue and type(p.value) is ast.Name)
             return
         if kind is ast.IfExp:  # the branches take the context of the whole expression
             self._visit(node.test, scope, None)  # type: ignore[attr-defined]
@@ -763,6 +769,10 @@ class _Reader:
                 # an argument rule that names its callee by spelling (`tokenizer(..., padding=True)`,
                 # or `**kwargs` that may hold it: argument._match_spread)
                 self.relevant = True
+            if keyword.arg is None and type(value) in (ast.Subscript, ast.Call):
+                names = _spread_names(value)  # `**CFG["trainer"]`, `**dict(BASE)`: argument._spread_values
+                if names and self._takes_arguments(node, last, scope):
+                    seen.held_args.update(names)
             if type(value) is ast.Name:
                 if keyword.arg in self.t.held_keywords or (keyword.arg is None and self._takes_arguments(node, last, scope)):
                     seen.held_args.add(value.id)  # (`**ARGS`: argument._match_spread reads the dict ARGS holds)
@@ -847,6 +857,20 @@ class _Reader:
             self.seen.index_args.add(value.id)  # type: ignore[attr-defined]
 
 
+def _spread_names(value: ast.AST, depth: int = 0) -> list[str]:
+    """The names whose dicts `**value` may read (argument._spread_values): `CFG` in
+    `CFG["trainer"]`, `BASE` in `dict(BASE, lr=1)`."""
+    if type(value) is ast.Name:
+        return [value.id]  # type: ignore[attr-defined]
+    if depth > 2:
+        return []
+    if type(value) is ast.Subscript:
+        return _spread_names(value.value, depth + 1)  # type: ignore[attr-defined]
+    if type(value) is ast.Call and type(value.func) is ast.Name and value.func.id == "dict":  # type: ignore[attr-defined]
+        return [n for arg in value.args for n in _spread_names(arg, depth + 1)]  # type: ignore[attr-defined]
+    return []
+
+
 def _int_like(value: ast.AST) -> bool:
     """Whether values.ModuleValues may record a name assigned `value` as a device index
     (`_int_like`: an int, `int(...)`, a rank call, `a % n` / `a + n` / `a - n`, `args.local_rank`)."""
@@ -886,8 +910,8 @@ def _argument_given(call: ast.Call, specs: tuple[tuple[str | None, int | None, s
         if shape == "literal" and type(value) is ast.Name:
             return True  # argument._match_held: the values its assignments give it
         if shape == "literal" and value is None and name is not None and any(
-                k.arg is None and type(k.value) in (ast.Name, ast.Dict, ast.Call) for k in call.keywords):
-            return True  # argument._match_spread: `**ARGS`, a dict that may hold it
+                k.arg is None and type(k.value) in (ast.Name, ast.Dict, ast.Call, ast.Subscript) for k in call.keywords):
+            return True  # argument._match_spread: `**ARGS`, `**CFG["trainer"]`, a dict that may hold it
         if value is None and position is not None and len(positional) > position:
             value = positional[position]
         if value is None:

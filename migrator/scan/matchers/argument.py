@@ -138,7 +138,7 @@ def _match_held(ctx: Any, rule: RuleSpec, m: dict[str, Any], call: cst.Call, nam
     if key in ctx.held_read:
         return  # read once per name and matcher, however many calls pass it
     ctx.held_read.add(key)
-    values, holder = _values_of(scope, name.value)
+    values, holder = scope.values_of(name.value)
     for held, statement in values:
         for branch in _outcomes(ctx, held):
             negated = _negation(ctx, m, branch)
@@ -155,26 +155,29 @@ def _match_held(ctx: Any, rule: RuleSpec, m: dict[str, Any], call: cst.Call, nam
                         context={"call": call, "argument": m, "statement": statement, "manual_reason": reason})
 
 
-def _values_of(scope: Any, name: str) -> tuple[list[tuple[cst.BaseExpression, int]], str]:
-    """(value, statement) of each plain assignment to `name` in scope, else of a parameter's
-    default and assignments (`def make_trainer(precision="16-mixed")`: the value when no caller
-    gives one), with how a message names where they are held."""
-    held = scope.held_values(name)
-    if held:
-        return held, f"`{name}`"
-    return scope.default_values(name), f"the default of parameter `{name}`"
-
-
-def _spread_values(ctx: Any, value: cst.BaseExpression, key: str, statement: int | None, depth: int = 0):
+def _spread_values(ctx: Any, value: cst.BaseExpression, key: str, statement: int | None, depth: int = 0,
+                   follow: bool = True):
     """(value, statement, holder) for `key` in a dict passed as `**value`: a dict literal or
     `dict(...)` call, written there or given to a name by a plain assignment (`ARGS = {"fp16":
-    True}`), with the dicts spread into it one level down (`{**DEFAULTS, "lr": 1e-4}`) and a
-    name under the key followed to its values (`{"precision": precision}`, a parameter's
-    default). `statement`: where `value` is written (None: the call's own statement)."""
+    True}`), with the dicts spread or copied into it one level down (`{**DEFAULTS, "lr": 1e-4}`,
+    `dict(DEFAULTS)`), a dict under a key of another (`CFG["trainer"]`), and a name under the
+    key followed to its values (`{"precision": precision}`, a parameter's default; not with
+    `follow=False`). `statement`: where `value` is written (None: the call's own statement).
+    A name whose dict is changed in place anywhere in the file (`ARGS["fp16"] = False`,
+    `ARGS.update(...)`) holds what no literal shows: nothing is read from it."""
     if isinstance(value, cst.Name):
-        for held, where in _values_of(ctx.value_scopes[-1], value.value)[0]:
+        if _mutated(ctx, value.value):
+            return
+        for held, where in ctx.value_scopes[-1].values_of(value.value)[0]:
             if isinstance(held, (cst.Dict, cst.Call)):
                 yield from _spread_values(ctx, held, key, where, depth)
+        return
+    if isinstance(value, cst.Subscript) and len(value.slice) == 1 and isinstance(value.slice[0].slice, cst.Index) \
+            and (outer := _string_value(value.slice[0].slice.value)) is not None and depth < 2:
+        # `**CFG["trainer"]`: the dict literal under that key (a name there is not followed)
+        for inner, where, _ in _spread_values(ctx, value.value, outer, statement, depth + 1, follow=False):
+            if isinstance(inner, (cst.Dict, cst.Call)):
+                yield from _spread_values(ctx, inner, key, where, depth + 1)
         return
     holder = "the dict passed as `**`" if statement is None else "a dict"
     # In order: a later entry under `key` overrides what came before it (`{**BASE, "fp16": False}`).
@@ -187,14 +190,35 @@ def _spread_values(ctx: Any, value: cst.BaseExpression, key: str, statement: int
                 found.extend(_spread_values(ctx, element.value, key, statement, depth + 1))
     elif isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "dict" \
             and ctx.resolve(value.func) in (None, "dict"):
-        found.extend((arg.value, statement, holder) for arg in value.args if arg.keyword is not None and arg.keyword.value == key)
+        for arg in value.args:
+            if arg.keyword is None and arg.star == "" and depth < 2:
+                found = list(_spread_values(ctx, arg.value, key, statement, depth + 1))  # dict(BASE, lr=1e-4)
+            elif arg.keyword is not None and arg.keyword.value == key:
+                found = [(arg.value, statement, holder)]
     for item, where, held_by in found:
-        if isinstance(item, cst.Name) and item.value not in ("None", "True", "False"):
-            values, named = _values_of(ctx.value_scopes[-1], item.value)  # `{"precision": precision}`
+        if follow and isinstance(item, cst.Name) and item.value not in ("None", "True", "False"):
+            values, named = ctx.value_scopes[-1].values_of(item.value)  # `{"precision": precision}`
             for held, at in values:
                 yield held, at, named
         else:
             yield item, where, held_by
+
+
+_MUTATION = r"(?<![\w.]){name}\s*(?:\[[^\]\n]*\]\s*(?:[-+*/|&%@]|\*\*|//|<<|>>)?=(?!=)|\.(?:update|pop|popitem|setdefault|clear|__setitem__|__delitem__)\s*\(|\|=)|\bdel\s+{name}\s*\["
+
+
+def _mutated(ctx: Any, name: str) -> bool:
+    """Whether the file changes the dict `name` holds in place (an item set or deleted, a
+    mutating method, `|=`), in any scope: read off the whole file's text (the scan may parse
+    a pruned copy)."""
+    cache = ctx.held_read
+    key = ("mutated", name)
+    if key not in cache:
+        pattern = _MUTATION.format(name=re.escape(name))
+        cache.add(key)
+        if re.search(pattern, ctx._module_code()):
+            cache.add(("mutated!", name))
+    return ("mutated!", name) in cache
 
 
 def _match_spread(ctx: Any, rule: RuleSpec, m: dict[str, Any], call: cst.Call, qname: str) -> None:
@@ -202,7 +226,7 @@ def _match_spread(ctx: Any, rule: RuleSpec, m: dict[str, Any], call: cst.Call, q
     under the argument's name in a dict passed as `**`, reported where it is written and left
     for a person (the dict may be read elsewhere)."""
     for arg in call.args:
-        if arg.star != "**" or not isinstance(arg.value, (cst.Name, cst.Dict, cst.Call)):
+        if arg.star != "**" or not isinstance(arg.value, (cst.Name, cst.Dict, cst.Call, cst.Subscript)):
             continue
         if isinstance(arg.value, cst.Name):
             owner = ctx.value_scopes[-1].owner(arg.value.value)

@@ -61,13 +61,40 @@ def match(ctx: Any, node: cst.SimpleString | cst.FormattedString) -> None:
     # An environment key (`os.environ.get("X")`) is never a message, even inside `.split(...)`.
     # In a test, text asserted on (`assert "nvidia-smi" in out`) is scaffolding, not a use.
     if value is not None and (not ctx.quiet or id(node) in ctx.env_ctx) and not (ctx.is_test and ctx.asserts):
-        _match_patterns(ctx, node, value, fstring)
+        reported = _match_patterns(ctx, node, value, fstring)
+        if fstring and not ctx.quiet and "--" in value:  # a flag whose value a name may hold
+            for text, reason in _held_variants(ctx, node):  # type: ignore[arg-type]
+                reported |= _match_patterns(ctx, node, text, True, reported, reason)
 
 
-def _match_patterns(ctx: Any, node: cst.SimpleString | cst.FormattedString, text: str, fstring: bool) -> None:
+def _held_variants(ctx: Any, node: cst.FormattedString) -> list[tuple[str, str]]:
+    """f"--mixed_precision {precision}": the f-string's text with one placeholder that is a
+    plain name replaced by a string that name holds (an assignment in scope, else a
+    parameter's default), each with the reason a finding on it is left for a person."""
+    parts = node.parts
+    plain = [p.value if isinstance(p, cst.FormattedStringText) else "{}" for p in parts]
+    out: list[tuple[str, str]] = []
+    for i, part in enumerate(parts):
+        if not (isinstance(part, cst.FormattedStringExpression) and isinstance(part.expression, cst.Name)
+                and part.conversion is None and part.format_spec is None):
+            continue
+        values, holder = ctx.value_scopes[-1].values_of(part.expression.value)
+        for held, _ in values[:8]:
+            text = _string_value(held)
+            if text is not None and "{" not in text:
+                out.append(("".join(plain[:i]) + text + "".join(plain[i + 1:]),
+                            f"the value comes from {holder} ({text!r}): change it where it is set"))
+    return out
+
+
+def _match_patterns(ctx: Any, node: cst.SimpleString | cst.FormattedString, text: str, fstring: bool,
+                    reported: set[str] | None = None, held: str | None = None) -> set[str]:
     """The `string` rules whose pattern `text` matches: one finding per rule (a command line
-    such as `CUDA_VISIBLE_DEVICES=0 python eval.py --fp16` can hold several)."""
-    reported: set[str] = set()
+    such as `CUDA_VISIBLE_DEVICES=0 python eval.py --fp16` can hold several), except those in
+    `reported`; the ids of the rules reported. `held`: the f-string's text holds a value a name
+    holds (`_held_variants`), and why its finding is left for a person."""
+    reported = set() if reported is None else set(reported)
+    found_now: set[str] = set()
     for pattern, rule, context, names in ctx.index.strings:
         if rule.id in reported:
             continue
@@ -94,10 +121,12 @@ def _match_patterns(ctx: Any, node: cst.SimpleString | cst.FormattedString, text
                 if (rule.id, names_list) in ctx.env_lists_reported:
                     continue  # one finding per rule and list of names: the list is one choice
                 ctx.env_lists_reported.add((rule.id, names_list))
-            ctx.add(rule, node, value=value)
+            ctx.add(rule, node, value=value, **({"context": {"manual_reason": held}} if held else {}))
             reported.add(rule.id)
+            found_now.add(rule.id)
             if options is not None and options[1]:
                 ctx.once_reported.add(rule.id)
+    return found_now
 
 
 _LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1", "0.0.0.0")
