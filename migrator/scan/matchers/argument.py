@@ -166,7 +166,7 @@ def _spread_values(ctx: Any, value: cst.BaseExpression, key: str, statement: int
     A name whose dict is changed in place anywhere in the file (`ARGS["fp16"] = False`,
     `ARGS.update(...)`) holds what no literal shows: nothing is read from it."""
     if isinstance(value, cst.Name):
-        if _mutated(ctx, value.value):
+        if _mutated(ctx, value.value, key):
             return
         for held, where in ctx.value_scopes[-1].values_of(value.value)[0]:
             if isinstance(held, (cst.Dict, cst.Call)):
@@ -204,21 +204,24 @@ def _spread_values(ctx: Any, value: cst.BaseExpression, key: str, statement: int
             yield item, where, held_by
 
 
-_MUTATION = r"(?<![\w.]){name}\s*(?:\[[^\]\n]*\]\s*(?:[-+*/|&%@]|\*\*|//|<<|>>)?=(?!=)|\.(?:update|pop|popitem|setdefault|clear|__setitem__|__delitem__)\s*\(|\|=)|\bdel\s+{name}\s*\["
+_MUTATION = (r"(?<![\w.]){name}\s*(?:\[(?P<key>[^\]\n]*)\]\s*(?:[-+*/|&%@]|\*\*|//|<<|>>)?=(?!=)"
+             r"|\.(?:update|pop|popitem|setdefault|clear|__setitem__|__delitem__)\s*\(|\|=)"
+             r"|\bdel\s+{name}\s*\[(?P<deleted>[^\]\n]*)\]")
 
 
-def _mutated(ctx: Any, name: str) -> bool:
-    """Whether the file changes the dict `name` holds in place (an item set or deleted, a
-    mutating method, `|=`), in any scope: read off the whole file's text (the scan may parse
-    a pruned copy)."""
-    cache = ctx.held_read
-    key = ("mutated", name)
-    if key not in cache:
-        pattern = _MUTATION.format(name=re.escape(name))
-        cache.add(key)
-        if re.search(pattern, ctx._module_code()):
-            cache.add(("mutated!", name))
-    return ("mutated!", name) in cache
+def _mutated(ctx: Any, name: str, key: str) -> bool:
+    """Whether the file may change what the dict `name` holds under `key` in place: an item
+    set or deleted under that key or a computed one (`ARGS["fp16"] = False`, not
+    `ARGS["strategy"] = ...`), a mutating method, `|=`; in any scope, read off the whole
+    file's text (the scan may parse a pruned copy)."""
+    found = ctx.held_read
+    if ("mutations", name) not in found:
+        found.add(("mutations", name))
+        for match in re.finditer(_MUTATION.format(name=re.escape(name)), ctx._module_code()):
+            item = match.group("key") if match.group("key") is not None else match.group("deleted")
+            literal = re.fullmatch(r"""\s*(?:"([^"\\]*)"|'([^'\\]*)')\s*""", item) if item is not None else None
+            found.add(("mutated", name, (literal.group(1) if literal.group(1) is not None else literal.group(2)) if literal else None))
+    return ("mutated", name, None) in found or ("mutated", name, key) in found
 
 
 def _match_spread(ctx: Any, rule: RuleSpec, m: dict[str, Any], call: cst.Call, qname: str) -> None:
