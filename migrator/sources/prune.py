@@ -773,6 +773,10 @@ class _Reader:
                 names = _spread_names(value)  # `**CFG["trainer"]`, `**dict(BASE)`: argument._spread_values
                 if names and self._takes_arguments(node, last, scope):
                     seen.held_args.update(names)
+            elif type(value) is ast.Attribute and type(value.value) is ast.Name and keyword.arg in self.t.held_keywords \
+                    and self._takes_arguments(node, last, scope):
+                # `mixed_precision=config.mixed_precision`: argument._match_field reads the instance and the class field
+                seen.held_args.update((value.value.id, value.attr))
             if type(value) is ast.Name:
                 if keyword.arg in self.t.held_keywords or (keyword.arg is None and self._takes_arguments(node, last, scope)):
                     seen.held_args.add(value.id)  # (`**ARGS`: argument._match_spread reads the dict ARGS holds)
@@ -907,8 +911,8 @@ def _argument_given(call: ast.Call, specs: tuple[tuple[str | None, int | None, s
     positional = [a for a in call.args if not isinstance(a, ast.Starred)]
     for name, position, shape in specs:
         value = next((k.value for k in reversed(call.keywords) if name is not None and k.arg == name), None)
-        if shape == "literal" and type(value) is ast.Name:
-            return True  # argument._match_held: the values its assignments give it
+        if shape == "literal" and (type(value) is ast.Name or (type(value) is ast.Attribute and type(value.value) is ast.Name)):
+            return True  # argument._match_held / _match_field: the values its assignments or class give it
         if shape == "literal" and value is None and name is not None and any(
                 k.arg is None and type(k.value) in (ast.Name, ast.Dict, ast.Call, ast.Subscript) for k in call.keywords):
             return True  # argument._match_spread: `**ARGS`, `**CFG["trainer"]`, a dict that may hold it

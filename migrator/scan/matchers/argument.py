@@ -77,6 +77,10 @@ def match(ctx: Any, rule: RuleSpec, m: dict[str, Any], call: cst.Call, positiona
     if keyword and not m.get("key") and isinstance(value, cst.Name) and value.value not in ("None", "True", "False") and "values" in m:
         _match_held(ctx, rule, m, call, value, qname)
         return
+    if keyword and not m.get("key") and isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) \
+            and "values" in m and ctx.resolve(value) is None:
+        _match_field(ctx, rule, m, call, value, qname)
+        return
     for outcome in _outcomes(ctx, value):
         reason = _negation(ctx, m, outcome)
         if reason is not None:
@@ -153,6 +157,79 @@ def _match_held(ctx: Any, rule: RuleSpec, m: dict[str, Any], call: cst.Call, nam
                 reason = f"the value is held in {holder}, passed as `{m['name']}=`: change it where it is set, by hand"
                 ctx.add(rule, branch, name=qname, value=literal,
                         context={"call": call, "argument": m, "statement": statement, "manual_reason": reason})
+
+
+def _match_field(ctx: Any, rule: RuleSpec, m: dict[str, Any], call: cst.Call, value: cst.Attribute, qname: str) -> None:
+    """`Accelerator(mixed_precision=config.mixed_precision)` where `config` is an instance of a
+    class of this module whose body sets the field (`mixed_precision = "fp16"`, a dataclass
+    field's default; the diffusers training tutorial's shape): reported where it is set and left
+    for a person. The instance is the name's value here (`config = TrainingConfig()`), else the
+    class a parameter is annotated with, else the module's value of that name (a parameter
+    passed the module's `config`). A field given to the constructor (`TrainingConfig(
+    mixed_precision="bf16")`) is that value; one made with positional arguments is not read."""
+    holder, name = value.value.value, value.attr.value  # type: ignore[attr-defined]
+    scope = ctx.value_scopes[-1]
+    seen = (id(scope.owner(holder)), f"{holder}.{name}", rule.id, id(m))
+    if seen in ctx.held_read:
+        return
+    ctx.held_read.add(seen)
+    classes = {stmt.name.value: (index, stmt) for index, stmt in enumerate(ctx.module.body) if isinstance(stmt, cst.ClassDef)}
+    if not classes:
+        return
+    made = [(v, at) for v, at in scope.values_of(holder)[0] if isinstance(v, cst.Call) and isinstance(v.func, cst.Name) and v.func.value in classes]
+    annotated = _annotation(scope.node, holder) if not made else None
+    if not made and annotated is None and scope is not ctx.values.module:
+        made = [(v, at) for v, at in ctx.values.module.values_of(holder)[0]
+                if isinstance(v, cst.Call) and isinstance(v.func, cst.Name) and v.func.value in classes]
+    found: list[tuple[cst.BaseExpression, int, str]] = []
+    if annotated in classes:
+        found = [(v, classes[annotated][0], f"the default of `{annotated}.{name}`") for v in _class_field(classes[annotated][1], name)]
+    for instance, at in made:
+        given = next((a.value for a in instance.args if a.keyword is not None and a.keyword.value == name), None)  # type: ignore[attr-defined]
+        cls = instance.func.value  # type: ignore[attr-defined]
+        if given is not None:
+            found.append((given, at, f"`{cls}({name}=...)`"))
+        elif all(a.keyword is not None or a.star == "**" for a in instance.args) and not any(a.star == "**" for a in instance.args):  # type: ignore[attr-defined]
+            found.extend((v, classes[cls][0], f"the default of `{cls}.{name}`") for v in _class_field(classes[cls][1], name))
+    for held, statement, where in found:
+        for branch in _outcomes(ctx, held):
+            literal: Any = _literal(branch)
+            if literal is not None and _expected(literal, m):
+                reason = f"the value is {where}, read as `{holder}.{name}`: change it where it is set, by hand"
+                ctx.add(rule, branch, name=qname, value=literal,
+                        context={"call": call, "argument": m, "statement": statement, "manual_reason": reason})
+
+
+def _annotation(function: cst.CSTNode, name: str) -> str | None:
+    """The class name a parameter `name` of `function` is annotated with (`config: TrainConfig`)."""
+    if not isinstance(function, cst.FunctionDef):
+        return None
+    params = function.params
+    for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+        if param.name.value == name and param.annotation is not None and isinstance(param.annotation.annotation, cst.Name):
+            return param.annotation.annotation.value
+    return None
+
+
+def _class_field(cls: cst.ClassDef, name: str) -> list[cst.BaseExpression]:
+    """The values a class body gives `name`: `name = v`, `name: T = v`, `name: T = field(default=v)`."""
+    out: list[cst.BaseExpression] = []
+    for line in cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ():
+        if not isinstance(line, cst.SimpleStatementLine):
+            continue
+        for small in line.body:
+            value = None
+            if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name) \
+                    and small.targets[0].target.value == name:
+                value = small.value
+            elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.target.value == name:
+                value = small.value
+            if isinstance(value, cst.Call) and isinstance(value.func, (cst.Name, cst.Attribute)) \
+                    and (value.func.value if isinstance(value.func, cst.Name) else value.func.attr.value) == "field":
+                value = next((a.value for a in value.args if a.keyword is not None and a.keyword.value == "default"), None)
+            if value is not None:
+                out.append(value)
+    return out
 
 
 def _spread_values(ctx: Any, value: cst.BaseExpression, key: str, statement: int | None, depth: int = 0,
