@@ -240,8 +240,8 @@ def _spread_values(ctx: Any, value: cst.BaseExpression, key: str, statement: int
     `dict(DEFAULTS)`), a dict under a key of another (`CFG["trainer"]`), and a name under the
     key followed to its values (`{"precision": precision}`, a parameter's default; not with
     `follow=False`). `statement`: where `value` is written (None: the call's own statement).
-    A name whose dict is changed in place anywhere in the file (`ARGS["fp16"] = False`,
-    `ARGS.update(...)`) holds what no literal shows: nothing is read from it."""
+    A name whose dict the file changes in place under `key` (`ARGS["fp16"] = False`,
+    `ARGS.update(fp16=False)`; `_mutated`) holds what no literal shows: nothing is read from it."""
     if isinstance(value, cst.Name):
         if _mutated(ctx, value.value, key):
             return
@@ -281,24 +281,25 @@ def _spread_values(ctx: Any, value: cst.BaseExpression, key: str, statement: int
             yield item, where, held_by
 
 
-_MUTATION = (r"(?<![\w.]){name}\s*(?:\[(?P<key>[^\]\n]*)\]\s*(?:[-+*/|&%@]|\*\*|//|<<|>>)?=(?!=)"
-             r"|\.(?:update|pop|popitem|setdefault|clear|__setitem__|__delitem__)\s*\(|\|=)"
-             r"|\bdel\s+{name}\s*\[(?P<deleted>[^\]\n]*)\]")
-
-
 def _mutated(ctx: Any, name: str, key: str) -> bool:
-    """Whether the file may change what the dict `name` holds under `key` in place: an item
-    set or deleted under that key or a computed one (`ARGS["fp16"] = False`, not
-    `ARGS["strategy"] = ...`), a mutating method, `|=`; in any scope, read off the whole
-    file's text (the scan may parse a pruned copy)."""
-    found = ctx.held_read
-    if ("mutations", name) not in found:
-        found.add(("mutations", name))
-        for match in re.finditer(_MUTATION.format(name=re.escape(name)), ctx._module_code()):
-            item = match.group("key") if match.group("key") is not None else match.group("deleted")
-            literal = re.fullmatch(r"""\s*(?:"([^"\\]*)"|'([^'\\]*)')\s*""", item) if item is not None else None
-            found.add(("mutated", name, (literal.group(1) if literal.group(1) is not None else literal.group(2)) if literal else None))
-    return ("mutated", name, None) in found or ("mutated", name, key) in found
+    """Whether the file changes what the dict `name` holds under `key` in place where the
+    change holds for the call too: an item set, deleted or popped under that key, an `update`
+    or `|=` that names it, a `clear()`, on a line indented no deeper than the line that passes
+    the dict as `**` (a change inside a branch, `if siglip: kwargs.update(padding=...)`, leaves
+    the literal as the default, which is reported). Read off the whole file's text (the scan
+    may parse a pruned copy); a computed key or an `update` with a dict not written there is
+    not taken as a change of `key`."""
+    code = ctx._module_code()
+    word = re.escape(name)
+    passed = [len(m.group(1)) for m in re.finditer(rf"^([ \t]*)[^\n#]*\*\*[^\n#]*(?<![\w.]){word}\b", code, re.M)]
+    deepest = min(passed) if passed else None
+    quoted = rf"""\s*(?:"{re.escape(key)}"|'{re.escape(key)}')\s*"""
+    change = (rf"^([ \t]*)(?:(?<![\w.]){word}\s*\[{quoted}\]\s*(?:[-+*/|&%@]|\*\*|//|<<|>>)?=(?!=)"
+              rf"|del\s+{word}\s*\[{quoted}\]"
+              rf"|[^\n#]*?(?<![\w.]){word}\s*\.(?:pop\s*\({quoted}[,)]|clear\s*\(\s*\)"
+              rf"|update\s*\([^\n#]*(?:(?<![\w.]){re.escape(key)}\s*=(?!=)|[\"']{re.escape(key)}[\"']\s*:))"
+              rf"|[^\n#]*?(?<![\w.]){word}\s*\|=[^\n#]*[\"']{re.escape(key)}[\"']\s*:)")
+    return any(deepest is None or len(m.group(1)) <= deepest for m in re.finditer(change, code, re.M))
 
 
 def _match_spread(ctx: Any, rule: RuleSpec, m: dict[str, Any], call: cst.Call, qname: str) -> None:
