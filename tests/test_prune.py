@@ -374,6 +374,26 @@ CASES = {
         def launch(script):
             subprocess.run(f"accelerate launch --mixed_precision {PRECISION} {script}", shell=True)
         """, [6]),
+    # The hostile helper: a name under a key of a nested config is not followed (pruning
+    # left BASE out; the whole scan followed it).
+    "a nested config part that holds a name": ("""
+        from transformers import TrainingArguments
+        import os
+        BASE = {"fp16": True}
+        CONFIG = {"trainer": BASE}
+        WORKERS = os.cpu_count()
+        a = TrainingArguments(**CONFIG["trainer"])
+        """, [5, 7]),
+    # ... and a flag held whole in a name (`{flag}` with flag="--fp16"): the f-string holds no
+    # flag of its own, so neither scan reads it.
+    "an f-string whose flag is held whole in a name": ("""
+        import os
+        FLAG = "--fp16"
+        WORKERS = os.cpu_count()
+
+        def f(flag="--fp16"):
+            return f"python train.py {flag} --x {FLAG}"
+        """, [5, 8]),
 }
 
 

@@ -871,7 +871,8 @@ def _spread_names(value: ast.AST, depth: int = 0) -> list[str]:
     if type(value) is ast.Subscript:
         return _spread_names(value.value, depth + 1)  # type: ignore[attr-defined]
     if type(value) is ast.Call and type(value.func) is ast.Name and value.func.id == "dict":  # type: ignore[attr-defined]
-        return [n for arg in value.args for n in _spread_names(arg, depth + 1)]  # type: ignore[attr-defined]
+        return [n for arg in (*value.args, *(k.value for k in value.keywords if k.arg is None))  # type: ignore[attr-defined]
+                for n in _spread_names(arg, depth + 1)]
     return []
 
 

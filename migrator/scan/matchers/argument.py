@@ -78,7 +78,7 @@ def match(ctx: Any, rule: RuleSpec, m: dict[str, Any], call: cst.Call, positiona
         _match_held(ctx, rule, m, call, value, qname)
         return
     if keyword and not m.get("key") and isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) \
-            and "values" in m and ctx.resolve(value) is None:
+            and "values" in m and ctx.resolve(value) is None and m.get("follow_fields", True):
         _match_field(ctx, rule, m, call, value, qname)
         return
     for outcome in _outcomes(ctx, value):
@@ -247,7 +247,7 @@ def _spread_values(ctx: Any, value: cst.BaseExpression, key: str, statement: int
             return
         for held, where in ctx.value_scopes[-1].values_of(value.value)[0]:
             if isinstance(held, (cst.Dict, cst.Call)):
-                yield from _spread_values(ctx, held, key, where, depth)
+                yield from _spread_values(ctx, held, key, where, depth, follow)
         return
     if isinstance(value, cst.Subscript) and len(value.slice) == 1 and isinstance(value.slice[0].slice, cst.Index) \
             and (outer := _string_value(value.slice[0].slice.value)) is not None and depth < 2:
@@ -264,12 +264,13 @@ def _spread_values(ctx: Any, value: cst.BaseExpression, key: str, statement: int
             if isinstance(element, cst.DictElement) and _string_value(element.key) == key:
                 found = [(element.value, statement, holder)]
             elif isinstance(element, cst.StarredDictElement) and depth < 2:
-                found.extend(_spread_values(ctx, element.value, key, statement, depth + 1))
+                found.extend(_spread_values(ctx, element.value, key, statement, depth + 1, follow))
     elif isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "dict" \
             and ctx.resolve(value.func) in (None, "dict"):
-        for arg in value.args:
-            if arg.keyword is None and arg.star == "" and depth < 2:
-                found = list(_spread_values(ctx, arg.value, key, statement, depth + 1))  # dict(BASE, lr=1e-4)
+        for arg in value.args:  # in order: a later source of `key` overrides an earlier one
+            if arg.keyword is None and arg.star in ("", "**") and depth < 2:
+                # dict(BASE, lr=1e-4), dict(BASE, **OVERRIDES)
+                found = list(_spread_values(ctx, arg.value, key, statement, depth + 1, follow)) or found
             elif arg.keyword is not None and arg.keyword.value == key:
                 found = [(arg.value, statement, holder)]
     for item, where, held_by in found:
@@ -294,9 +295,9 @@ def _mutated(ctx: Any, name: str, key: str) -> bool:
     passed = [len(m.group(1)) for m in re.finditer(rf"^([ \t]*)[^\n#]*\*\*[^\n#]*(?<![\w.]){word}\b", code, re.M)]
     deepest = min(passed) if passed else None
     quoted = rf"""\s*(?:"{re.escape(key)}"|'{re.escape(key)}')\s*"""
-    change = (rf"^([ \t]*)(?:(?<![\w.]){word}\s*\[{quoted}\]\s*(?:[-+*/|&%@]|\*\*|//|<<|>>)?=(?!=)"
-              rf"|del\s+{word}\s*\[{quoted}\]"
-              rf"|[^\n#]*?(?<![\w.]){word}\s*\.(?:pop\s*\({quoted}[,)]|clear\s*\(\s*\)"
+    change = (rf"^([ \t]*)(?:(?<![\w.]){word}\s*\[{quoted}\]\s*(?::[^=\n]*|,[^=\n]*)?(?:[-+*/|&%@]|\*\*|//|<<|>>)?=(?!=)"
+              rf"|del\s+(?:[^\n#]*,\s*)?{word}\s*\[{quoted}\]"
+              rf"|[^\n#]*?(?<![\w.]){word}\s*\.\s*(?:pop\s*\({quoted}[,)]|clear\s*\(\s*\)"
               rf"|update\s*\([^\n#]*(?:(?<![\w.]){re.escape(key)}\s*=(?!=)|[\"']{re.escape(key)}[\"']\s*:))"
               rf"|[^\n#]*?(?<![\w.]){word}\s*\|=[^\n#]*[\"']{re.escape(key)}[\"']\s*:)")
     return any(deepest is None or len(m.group(1)) <= deepest for m in re.finditer(change, code, re.M))

@@ -76,7 +76,7 @@ def _held_variants(ctx: Any, node: cst.FormattedString) -> list[tuple[str, str]]
     out: list[tuple[str, str]] = []
     for i, part in enumerate(parts):
         if not (isinstance(part, cst.FormattedStringExpression) and isinstance(part.expression, cst.Name)
-                and part.conversion is None and part.format_spec is None):
+                and part.conversion is None and part.format_spec is None and part.equal is None):
             continue
         values, holder = ctx.value_scopes[-1].values_of(part.expression.value)
         for held, _ in values[:8]:
@@ -95,6 +95,8 @@ def _match_patterns(ctx: Any, node: cst.SimpleString | cst.FormattedString, text
     holds (`_held_variants`), and why its finding is left for a person."""
     reported = set() if reported is None else set(reported)
     found_now: set[str] = set()
+    plain = "".join(p.value if isinstance(p, cst.FormattedStringText) else "{}" for p in node.parts) \
+        if held is not None and isinstance(node, cst.FormattedString) else ""
     for pattern, rule, context, names in ctx.index.strings:
         if rule.id in reported:
             continue
@@ -107,6 +109,8 @@ def _match_patterns(ctx: Any, node: cst.SimpleString | cst.FormattedString, text
             continue  # `add_argument("--fp16", help=...)` declares the flag, it does not pass it
         if context == "env-set" and id(node) in ctx.env_reads:
             continue  # os.environ.get("NCCL_DEBUG"): a variable only read; Neuron leaves it unset
+        if held is not None and _token(pattern) not in plain:
+            continue  # the flag itself must be written in the f-string (`--mixed_precision {p}`), as pruning reads it
         found = pattern.search(value)
         if not found and context == "command" and id(node) in ctx.next_words:
             # ["--mixed_precision", "fp16"]: the flag and its value as two items of one list.
@@ -127,6 +131,19 @@ def _match_patterns(ctx: Any, node: cst.SimpleString | cst.FormattedString, text
             if options is not None and options[1]:
                 ctx.once_reported.add(rule.id)
     return found_now
+
+
+_TOKENS: dict[str, str] = {}
+
+
+def _token(pattern: Any) -> str:
+    """The text every match of a string rule's pattern contains (the prefilter's and pruning's token)."""
+    token = _TOKENS.get(pattern.pattern)
+    if token is None:
+        from migrator.scan.index import _literal_token
+
+        token = _TOKENS[pattern.pattern] = _literal_token(pattern.pattern)
+    return token
 
 
 _LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1", "0.0.0.0")
