@@ -363,6 +363,9 @@ def scan_paths(paths: Sequence[str | os.PathLike[str]], options: ScanOptions = S
         # Largest first: a large file handed out last would leave the other workers idle.
         # Results are kept by path, so the output order does not change.
         order = sorted(todo, key=lambda item: -sizes[item[0]])
+        # Built once here, the rule index (and libcst, imported with it) reaches every worker
+        # ready made (fork), instead of each worker loading it again.
+        _index(options)
         with ProcessPoolExecutor(max_workers=max(1, min(options.jobs, len(todo), os.cpu_count() or 1))) as pool:
             stream = pool.map(_scan_file, order, chunksize=max(1, min(16, len(todo) // (options.jobs * 8))))
             for (path, _, _), result in zip(order, stream):

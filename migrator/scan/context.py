@@ -203,6 +203,7 @@ class Context(cst.CSTVisitor):
         self.env_values: dict[int, cst.BaseExpression] = {}  # an environment key set -> the value it is set to
         self.once_reported: set[str] = set()  # rules of `once` string matchers that reported in this file
         self.held_read: set[tuple[int, str, str, int]] = set()  # (scope, name, rule, matcher) argument._match_held read
+        self.dict_changes: dict[str, tuple] = {}  # name -> where the file passes and changes it (argument._dict_changes)
         self.moves: dict[str, list[tuple[int, bool]]] | None = None  # reference._moves: the file's moves by name, read once
         self.env_lists: dict[int, int] = {}  # a name in a list of variable names -> the list
         self.env_lists_reported: set[tuple[str, int]] = set()

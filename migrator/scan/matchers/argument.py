@@ -282,6 +282,13 @@ def _spread_values(ctx: Any, value: cst.BaseExpression, key: str, statement: int
             yield item, where, held_by
 
 
+_ITEM_STORE = re.compile(r"""\s*\[\s*(?:"([^"\\\n]*)"|'([^'\\\n]*)')\s*\]\s*(?::[^=\n]*|,[^=\n]*)?(?:[-+*/|&%@]|\*\*|//|<<|>>)?=(?!=)""")
+_ITEM = re.compile(r"""\s*\[\s*(?:"([^"\\\n]*)"|'([^'\\\n]*)')\s*\]""")
+_METHOD = re.compile(r"""\s*\.\s*(?:(pop)\s*\(\s*(?:"([^"\\\n]*)"|'([^'\\\n]*)')\s*[,)]|(clear)\s*\(\s*\)|(update)\s*\(([^\n#]*))""")
+_OR_SET = re.compile(r"\s*\|=([^\n#]*)")
+_DEL_BEFORE = re.compile(r"[ \t]*del\s+(?:[^\n#]*,\s*)?$")
+
+
 def _mutated(ctx: Any, name: str, key: str) -> bool:
     """Whether the file changes what the dict `name` holds under `key` in place where the
     change holds for the call too: an item set, deleted or popped under that key, an `update`
@@ -290,17 +297,51 @@ def _mutated(ctx: Any, name: str, key: str) -> bool:
     the literal as the default, which is reported). Read off the whole file's text (the scan
     may parse a pruned copy); a computed key or an `update` with a dict not written there is
     not taken as a change of `key`."""
-    code = ctx._module_code()
-    word = re.escape(name)
-    passed = [len(m.group(1)) for m in re.finditer(rf"^([ \t]*)[^\n#]*\*\*[^\n#]*(?<![\w.]){word}\b", code, re.M)]
+    changes = ctx.dict_changes.get(name)
+    if changes is None:
+        changes = ctx.dict_changes[name] = _dict_changes(ctx._module_code(), name)
+    passed, changed = changes
     deepest = min(passed) if passed else None
-    quoted = rf"""\s*(?:"{re.escape(key)}"|'{re.escape(key)}')\s*"""
-    change = (rf"^([ \t]*)(?:(?<![\w.]){word}\s*\[{quoted}\]\s*(?::[^=\n]*|,[^=\n]*)?(?:[-+*/|&%@]|\*\*|//|<<|>>)?=(?!=)"
-              rf"|del\s+(?:[^\n#]*,\s*)?{word}\s*\[{quoted}\]"
-              rf"|[^\n#]*?(?<![\w.]){word}\s*\.\s*(?:pop\s*\({quoted}[,)]|clear\s*\(\s*\)"
-              rf"|update\s*\([^\n#]*(?:(?<![\w.]){re.escape(key)}\s*=(?!=)|[\"']{re.escape(key)}[\"']\s*:))"
-              rf"|[^\n#]*?(?<![\w.]){word}\s*\|=[^\n#]*[\"']{re.escape(key)}[\"']\s*:)")
-    return any(deepest is None or len(m.group(1)) <= deepest for m in re.finditer(change, code, re.M))
+    for indent, keys, text in changed:
+        if (deepest is None or indent <= deepest) and (key in keys or "*" in keys or (text is not None and (
+                re.search(rf"(?<![\w.]){re.escape(key)}\s*=(?!=)|[\"']{re.escape(key)}[\"']\s*:", text)))):
+            return True
+    return False
+
+
+def _dict_changes(code: str, name: str) -> tuple[list[int], list[tuple[int, frozenset[str], str | None]]]:
+    """Where `code` passes `name` as `**` (the indentation of each such line) and changes it
+    in place: (indentation, the keys changed, or the text an `update(...)`/`|=` gives, which
+    may name any key). Each occurrence of the name is read where it stands (a comment is not
+    read; a string is not told apart)."""
+    passed: list[int] = []
+    changed: list[tuple[int, frozenset[str], str | None]] = []
+    every = frozenset({"*"})
+    at = code.find(name)
+    while at != -1:
+        end = at + len(name)
+        if (at == 0 or not (code[at - 1].isalnum() or code[at - 1] in "_.")) and (end == len(code) or not (code[end].isalnum() or code[end] == "_")):
+            start = code.rfind("\n", 0, at) + 1
+            before = code[start:at]
+            indent = len(before) - len(before.lstrip(" \t"))
+            if "#" not in before:
+                if "**" in before:
+                    passed.append(indent)
+                if not before.strip() and (m := _ITEM_STORE.match(code, end)):
+                    changed.append((indent, frozenset({m.group(1) if m.group(1) is not None else m.group(2)}), None))
+                elif _DEL_BEFORE.fullmatch(before) and (m := _ITEM.match(code, end)):
+                    changed.append((indent, frozenset({m.group(1) if m.group(1) is not None else m.group(2)}), None))
+                elif m := _METHOD.match(code, end):
+                    if m.group(1):
+                        changed.append((indent, frozenset({m.group(2) if m.group(2) is not None else m.group(3)}), None))
+                    elif m.group(4):
+                        changed.append((indent, every, None))
+                    else:
+                        changed.append((indent, frozenset(), m.group(6)))
+                elif m := _OR_SET.match(code, end):
+                    changed.append((indent, frozenset(), m.group(1)))
+        at = code.find(name, end)
+    return passed, [(i, every if k == every else k, t) for i, k, t in changed]
 
 
 def _match_spread(ctx: Any, rule: RuleSpec, m: dict[str, Any], call: cst.Call, qname: str) -> None:
