@@ -22,7 +22,7 @@ from migrator.scan.values import ModuleValues, ScopeValues, is_cuda_test
 from migrator.scan.nodes import literal as _literal
 from migrator.scan.nodes import truth
 from migrator.scan.values import string_value as _string_value
-from migrator.scan.walk import syntax_fields, walk
+from migrator.scan.walk import is_node, syntax_fields, walk
 from migrator.scan.words import (ALLOW_LIST_NAME, ALLOW_LIST_OPTION, CUDA_DEVICE, DEVICE_ARG0, DEVICE_KEYWORDS, DEVICE_NAME, DEVICE_TYPE_ARG0, DEVICE_TYPE_CALLS,
                                  DTYPE_KEYWORDS, ENV_METHODS, OTHER_ACCELERATORS, QUIET_CALLS, BACKEND_CALLS)
 
@@ -104,10 +104,11 @@ def _subtree(node: cst.CSTNode) -> list[cst.CSTNode]:
         out.append(current)
         for name in syntax_fields(type(current)):
             value = getattr(current, name, None)
-            if isinstance(value, cst.CSTNode):
+            kind = type(value)
+            if kind is list or kind is tuple:
+                stack.extend(v for v in value if is_node(type(v)))
+            elif is_node(kind):
                 stack.append(value)
-            elif isinstance(value, (list, tuple)):
-                stack.extend(v for v in value if isinstance(v, cst.CSTNode))
     return out
 
 

@@ -22,7 +22,7 @@ from typing import Iterator
 import libcst as cst
 
 from migrator.scan.resolve import dotted_name
-from migrator.scan.walk import syntax_fields, walk
+from migrator.scan.walk import is_node, syntax_fields, walk
 from migrator.scan.words import BACKEND_CALLS, INDEX_CALLS, INDEX_NAME, NPROCS_KEYWORDS, TRACKED_DEVICE_KEYWORDS
 
 __all__ = ["ScopeValues", "ModuleValues", "Parents", "INDEX_NAME", "is_index_attribute", "is_cuda_test", "cuda_branch", "string_value"]
@@ -143,10 +143,11 @@ def _names_device(test: cst.BaseExpression) -> bool:
             return True
         for name in syntax_fields(type(node)):  # (libcst's `children` copies every node it returns)
             value = getattr(node, name)
-            if isinstance(value, cst.CSTNode):
+            kind = type(value)
+            if kind is list or kind is tuple:
+                stack.extend(v for v in value if is_node(type(v)))
+            elif is_node(kind):
                 stack.append(value)
-            elif isinstance(value, (list, tuple)):
-                stack.extend(v for v in value if isinstance(v, cst.CSTNode))
     return False
 
 
@@ -378,25 +379,23 @@ class Parents:
     """
 
     def __init__(self, module: cst.Module, syntax_only: bool = False) -> None:
-        from migrator.scan.walk import syntax_fields
-
         self.of: dict[int, cst.CSTNode] = {}
         of = self.of
         stack: list[cst.CSTNode] = [module]
-        node_type = cst.CSTNode
         fields = syntax_fields if syntax_only else _node_fields
         while stack:
             node = stack.pop()
             for name in fields(type(node)):
                 value = getattr(node, name)
-                if isinstance(value, node_type):
-                    of[id(value)] = node
-                    stack.append(value)
-                elif type(value) in (list, tuple):
+                kind = type(value)
+                if kind is list or kind is tuple:
                     for child in value:
-                        if isinstance(child, node_type):
+                        if is_node(type(child)):
                             of[id(child)] = node
                             stack.append(child)
+                elif is_node(kind):
+                    of[id(value)] = node
+                    stack.append(value)
 
     def chain(self, node: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, cst.CSTNode]]:
         """(child, parent) pairs from `node` up to the module."""

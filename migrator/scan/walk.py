@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 import libcst as cst
 
-__all__ = ["walk", "syntax_fields"]
+__all__ = ["walk", "syntax_fields", "is_node"]
 
 _SKIP_FIELDS = {"lpar", "rpar", "comma", "semicolon", "dot", "equal", "colon", "whitespace", "header", "footer",
                 "leading_lines", "lines_after_decorators", "newline", "operator", "relative", "star", "asynchronous"}
@@ -32,6 +32,18 @@ def syntax_fields(cls: type) -> tuple[str, ...]:
     return names
 
 
+_NODE_CLASSES: dict[type, bool] = {}
+
+
+def is_node(cls: type) -> bool:
+    """`issubclass(cls, cst.CSTNode)`, remembered per class: CSTNode is an abstract base class,
+    whose isinstance test runs Python code each time (a tenth of a walk's time)."""
+    known = _NODE_CLASSES.get(cls)
+    if known is None:
+        known = _NODE_CLASSES[cls] = issubclass(cls, cst.CSTNode)
+    return known
+
+
 def walk(node: cst.CSTNode, visitor: Any) -> None:
     """Visit `node` and its descendants in source order with `visitor`'s visit_/leave_ methods."""
     handlers: dict[type, tuple[Callable | None, Callable | None]] = {}
@@ -47,12 +59,13 @@ def walk(node: cst.CSTNode, visitor: Any) -> None:
         if enter is None or enter(current) is not False:
             for field_name in syntax_fields(cls):
                 value = getattr(current, field_name)
-                if isinstance(value, cst.CSTNode):
-                    run(value)
-                elif isinstance(value, (tuple, list)):
+                kind = type(value)
+                if kind is tuple or kind is list:
                     for item in value:
-                        if isinstance(item, cst.CSTNode):
+                        if is_node(type(item)):
                             run(item)
+                elif is_node(kind):
+                    run(value)
         if leave is not None:
             leave(current)
 
