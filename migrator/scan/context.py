@@ -204,6 +204,7 @@ class Context(cst.CSTVisitor):
         self.env_values: dict[int, cst.BaseExpression] = {}  # an environment key set -> the value it is set to
         self.once_reported: set[str] = set()  # rules of `once` string matchers that reported in this file
         self.held_read: set[tuple[int, str, str, int]] = set()  # (scope, name, rule, matcher) argument._match_held read
+        self._maps: frozenset[str] | None = None
         self.dict_changes: dict[str, tuple] = {}  # name -> where the file passes and changes it (argument._dict_changes)
         self.moves: dict[str, list[tuple[int, bool]]] | None = None  # reference._moves: the file's moves by name, read once
         self.env_lists: dict[int, int] = {}  # a name in a list of variable names -> the list
@@ -421,6 +422,15 @@ class Context(cst.CSTVisitor):
         if self._code is None:
             self._code = self.module.code
         return self._code
+
+    def batched_maps(self) -> frozenset[str]:
+        """The functions the file passes to a batched `.map` (index.batched_map_functions), read
+        off the whole file's text once."""
+        if self._maps is None:
+            from migrator.scan.index import batched_map_functions
+
+            self._maps = batched_map_functions(self._module_code().encode("utf-8", "surrogatepass"))
+        return self._maps
 
     def _code_of(self, node: cst.CSTNode) -> str:
         """A loop's source, generated once per scan (several rules may ask)."""

@@ -114,7 +114,8 @@ class RuleIndex:
                         # those function names: each is in the text of a file the matcher can match.
                         alternatives: tuple[tuple[str, ...], ...] = ((m["name"], *m.get("with_keywords", ())),)
                         if m.get("in_functions"):
-                            alternatives = tuple((*alt, f) for alt in alternatives for f in m["in_functions"])
+                            names = (*m["in_functions"], *(("batched",) if m.get("in_map_functions") else ()))
+                            alternatives = tuple((*alt, f) for alt in alternatives for f in names)
                         need(m["name"], alternatives)
                     for q in m.get("qualified_names", ()):
                         self.arguments.setdefault(q, []).append((rule, m))
@@ -228,7 +229,7 @@ class RuleIndex:
 
         gates = self._gates
         for position, (gate, group) in enumerate(gates):
-            if has(gate):
+            if gate in raw:  # (each gate is searched once: no memo)
                 for alternatives in group:
                     if any(all(has(t) for t in alt) for alt in alternatives):
                         if position:
@@ -285,6 +286,37 @@ def _expand_operators(rule: RuleSpec, info: dict[tuple[str, str], dict[str, Any]
 
 
 _IMPORT_AS = re.compile(rb"^[ \t]*import[ \t]+([\w.]+)(?:[ \t]+as[ \t]+(\w+))?", re.M)
+
+
+_MAP_CALL = re.compile(rb"\.map\s*\(")
+_PARTIAL = re.compile(rb"\s*(?:functools\s*\.\s*)?partial\s*\(\s*([A-Za-z_]\w*)\s*[,)]")
+_FIRST = re.compile(rb"\s*([A-Za-z_]\w*)\s*[,)]")
+_FUNCTION_KEYWORD = re.compile(rb"(?:^\s*|[,(]\s*)function\s*=\s*(?:(?:functools\s*\.\s*)?partial\s*\(\s*)?([A-Za-z_]\w*)")
+_BATCHED = re.compile(rb"(?:^|[,(\s])batched\s*=\s*True\b")
+
+
+def batched_map_functions(raw: bytes) -> frozenset[str]:
+    """Names of the functions `raw` passes to a batched `.map` call (`datasets`):
+    `ds.map(tokenize, batched=True)`, `ds.map(function=tokenize, batched=True, ...)`,
+    `ds.map(partial(tokenize, tokenizer=tok), batched=True)`. Read off the text (the call may
+    span lines; its parentheses are counted, strings are not told apart)."""
+    out: set[str] = set()
+    if b"batched" not in raw:
+        return frozenset()
+    for found in _MAP_CALL.finditer(raw):
+        start = found.end()
+        depth, at = 1, start
+        while depth and at < len(raw) and at - start < 4000:
+            byte = raw[at]
+            depth += (byte == 40) - (byte == 41)  # ( and )
+            at += 1
+        inside = raw[start:at - 1]
+        if not _BATCHED.search(inside):
+            continue
+        named = _PARTIAL.match(inside) or _FIRST.match(inside) or _FUNCTION_KEYWORD.search(inside)
+        if named and named.group(1) not in (b"lambda", b"function"):
+            out.add(named.group(1).decode("ascii", "replace"))
+    return frozenset(out)
 
 
 def _value_call_possible(raw: bytes, calls: tuple[str, ...], outer: tuple) -> bool:

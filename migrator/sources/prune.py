@@ -118,7 +118,7 @@ class _Triggers:
     mask_functions: frozenset[str] | None  # the functions mask-index rules read (`forward`); None: any
     callee_keywords: frozenset[str]  # keywords argument rules read on calls named by their spelling
     # those rules' callee spellings (`self.tokenizer`), the keywords they need, the functions they read
-    callee_rules: tuple[tuple[re.Pattern[str], frozenset[str], frozenset[str] | None], ...]
+    callee_rules: tuple[tuple[re.Pattern[str], frozenset[str], frozenset[str] | None, bool], ...]
     held_keywords: frozenset[str]  # keywords whose Name value argument._match_held follows to its assignments
     argument_lasts: frozenset[str]  # last names of the calls argument rules name (`TrainingArguments`, `compile`)
     usable: bool  # False: this catalogue cannot be pruned for safely
@@ -184,8 +184,8 @@ def _triggers(index: "RuleIndex") -> _Triggers:
         mask_functions=None if any(not m.get("in_functions") for _r, m, _n in index.mask_indexes)
         else frozenset(f for _r, m, _n in index.mask_indexes for f in m["in_functions"]),
         callee_keywords=frozenset(m["name"] for _p, _r, m in index.callee_arguments),
-        callee_rules=tuple((p, frozenset(m.get("with_keywords", ())), frozenset(m["in_functions"]) if m.get("in_functions") else None)
-                           for p, _r, m in index.callee_arguments),
+        callee_rules=tuple((p, frozenset(m.get("with_keywords", ())), frozenset(m["in_functions"]) if m.get("in_functions") else None,
+                            bool(m.get("in_map_functions"))) for p, _r, m in index.callee_arguments),
         held_keywords=frozenset(m["name"] for entries in index.arguments.values() for _r, m in entries
                                 if _shape(m) == "literal" and m.get("name")) | frozenset(
             m["name"] for _p, _r, m in index.callee_arguments if _shape(m) == "literal" and m.get("name")),
@@ -425,6 +425,7 @@ class _Reader:
         self.in_masked = False  # reading statements inside a function a mask-index rule reads (left_out's read)
         self.in_functions: frozenset[str] = frozenset()  # the names of the functions around them
         self.importorskip = b"importorskip" in raw  # else no assignment binds a module (saves a test per assignment)
+        self.map_functions: frozenset[str] | None = None  # maps(): read when a rule asks
 
     def _masks_in(self, name: str) -> bool:
         """Whether a mask-index rule reads a function of this name (`forward`)."""
@@ -834,8 +835,17 @@ class _Reader:
             return False
         dotted = ".".join([func.id, *reversed(parts)])  # type: ignore[attr-defined]
         given = {k.arg for k in call.keywords}
-        return any(pattern.search(dotted) and needs <= given and (where is None or not where.isdisjoint(scope.functions))
-                   for pattern, needs, where in self.t.callee_rules)
+        return any(pattern.search(dotted) and needs <= given and (where is None or not where.isdisjoint(scope.functions)
+                                                                  or (maps and not self.maps().isdisjoint(scope.functions)))
+                   for pattern, needs, where, maps in self.t.callee_rules)
+
+    def maps(self) -> frozenset[str]:
+        """The functions the file passes to a batched `.map` (as Context.batched_maps reads them)."""
+        if self.map_functions is None:
+            from migrator.scan.index import batched_map_functions
+
+            self.map_functions = batched_map_functions(self.raw)
+        return self.map_functions
 
     def _takes_arguments(self, call: ast.Call, last: str, scope: _Scope) -> bool:
         """Whether a call of `func` may be one an argument rule names (its last name is one of

@@ -16,7 +16,8 @@ __all__ = ["match"]
 
 
 def match(ctx: Any, rule: RuleSpec, m: dict[str, Any], call: cst.Call, positional: list[cst.Arg], qname: str) -> None:
-    if m.get("in_functions") and not any(f in m["in_functions"] for f in ctx.functions):
+    if m.get("in_functions") and not any(f in m["in_functions"] for f in ctx.functions) and not (
+            m.get("in_map_functions") and ctx.functions and not ctx.batched_maps().isdisjoint(ctx.functions)):
         return
     if m.get("unless_assigned_to") and ctx.assigning and ctx.index.pattern(m["unless_assigned_to"], rule).search(
             " ".join(ctx.module.code_for_node(t.target) for t in ctx.assigning[-1].targets)):
