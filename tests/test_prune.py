@@ -384,6 +384,22 @@ CASES = {
         WORKERS = os.cpu_count()
         a = TrainingArguments(**CONFIG["trainer"])
         """, [5, 7]),
+    # A dict copied into a name before it is passed as `**` (blind corpus 6): the copy's
+    # source is followed on both scans.
+    "a dict copied into a name": ("""
+        import copy
+        import os
+        from trl import SFTConfig
+        BASE = dict(output_dir="o", bf16=True)
+        DEFAULT = {"trainer": {"fp16": True}}
+        WORKERS = os.cpu_count()
+
+        def build():
+            args = dict(BASE)
+            cfg = copy.deepcopy(DEFAULT)
+            section = cfg["trainer"]
+            return SFTConfig(**args), SFTConfig(**section)
+        """, [8]),
     # ... and a flag held whole in a name (`{flag}` with flag="--fp16"): the f-string holds no
     # flag of its own, so neither scan reads it.
     "an f-string whose flag is held whole in a name": ("""

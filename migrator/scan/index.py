@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from migrator.core.catalogue import Catalogue, RuleSpec
+from migrator.scan.words import SUBCLASSES
 
 __all__ = ["RuleIndex"]
 
@@ -117,7 +118,7 @@ class RuleIndex:
                             names = (*m["in_functions"], *(("batched",) if m.get("in_map_functions") else ()))
                             alternatives = tuple((*alt, f) for alt in alternatives for f in names)
                         need(m["name"], alternatives)
-                    for q in m.get("qualified_names", ()):
+                    for q in (*m.get("qualified_names", ()), *(sub for q in m.get("qualified_names", ()) for sub in SUBCLASSES.get(q, ()))):
                         self.arguments.setdefault(q, []).append((rule, m))
                         if not m.get("value_calls"):
                             need(*_name_requirement(q))

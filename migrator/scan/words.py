@@ -30,3 +30,5 @@ BACKEND_CALLS = frozenset(_WORDS["backend_calls"])
 FRAMEWORK_PACKAGES = frozenset(_WORDS["framework_packages"])
 # Accelerators other than CUDA GPUs, by device type: a branch chain testing one besides CUDA dispatches per vendor.
 OTHER_ACCELERATORS = frozenset(_WORDS["other_accelerators"])
+# A class an argument matcher names -> subclasses in other libraries that take its arguments (TRL's configs).
+SUBCLASSES: dict[str, tuple[str, ...]] = {k: tuple(v) for k, v in _WORDS.get("subclasses", {}).items()}

@@ -348,6 +348,17 @@ class _Lookups:
     subscripted: set[str] = field(default_factory=set)  # Names a subscript indexes with (`x[keep]`)
     mask_sources: dict[str, set[str]] = field(default_factory=dict)  # `hit = keep | done`: hit -> {keep, done}
     mask_copies: dict[str, set[str]] = field(default_factory=dict)  # `hit = keep`: a mask when keep is one
+    dict_sources: dict[str, set[str]] = field(default_factory=dict)  # `args = dict(BASE)`: args -> {BASE}
+
+    def held_dicts(self) -> None:
+        """`held_args` grown by the names a held dict is copied from (`args = dict(BASE)`,
+        `copy.deepcopy(CFG)`, `CFG["trainer"]`, `BASE.copy()`): argument._spread_values follows them."""
+        todo = [n for n in self.held_args if n in self.dict_sources]
+        while todo:
+            for source in self.dict_sources.get(todo.pop(), ()):
+                if source not in self.held_args:
+                    self.held_args.add(source)
+                    todo.append(source)
 
     def held_masks(self) -> tuple[set[str], set[str]]:
         """(names that may hold a mask, those of them where some subscript indexes with them):
@@ -680,6 +691,10 @@ class _Reader:
                 if type(target) is ast.Name:
                     scope.bound.add(target.id)
                     seen.assigned.add(target.id)
+                    if type(node.value) in (ast.Call, ast.Subscript):  # type: ignore[attr-defined]
+                        sources = _spread_names(node.value)  # type: ignore[attr-defined]
+                        if sources:
+                            seen.dict_sources.setdefault(target.id, set()).update(sources)
                     if masks:
                         self._mask_binding(target.id, node.value)  # type: ignore[attr-defined]
                     if _int_like(node.value):  # type: ignore[attr-defined]
@@ -873,16 +888,24 @@ class _Reader:
 
 def _spread_names(value: ast.AST, depth: int = 0) -> list[str]:
     """The names whose dicts `**value` may read (argument._spread_values): `CFG` in
-    `CFG["trainer"]`, `BASE` in `dict(BASE, lr=1)`."""
+    `CFG["trainer"]`, `BASE` in `dict(BASE, lr=1)`, `copy.deepcopy(BASE)`, `BASE.copy()`."""
     if type(value) is ast.Name:
         return [value.id]  # type: ignore[attr-defined]
     if depth > 2:
         return []
     if type(value) is ast.Subscript:
         return _spread_names(value.value, depth + 1)  # type: ignore[attr-defined]
-    if type(value) is ast.Call and type(value.func) is ast.Name and value.func.id == "dict":  # type: ignore[attr-defined]
-        return [n for arg in (*value.args, *(k.value for k in value.keywords if k.arg is None))  # type: ignore[attr-defined]
-                for n in _spread_names(arg, depth + 1)]
+    if type(value) is ast.Call:
+        func = value.func  # type: ignore[attr-defined]
+        name = func.id if type(func) is ast.Name else func.attr if type(func) is ast.Attribute else ""
+        if name == "dict":
+            return [n for arg in (*value.args, *(k.value for k in value.keywords if k.arg is None))  # type: ignore[attr-defined]
+                    for n in _spread_names(arg, depth + 1)]
+        if name in ("deepcopy", "copy") and value.args and (  # type: ignore[attr-defined]
+                type(func) is ast.Name or (type(func.value) is ast.Name and func.value.id == "copy")):
+            return _spread_names(value.args[0], depth + 1)  # type: ignore[attr-defined]  # copy.deepcopy(CFG)
+        if name == "copy" and type(func) is ast.Attribute and not value.args:  # type: ignore[attr-defined]
+            return _spread_names(func.value, depth + 1)  # `BASE.copy()`
     return []
 
 
@@ -1149,6 +1172,7 @@ def left_out(raw: bytes, tree: ast.Module, index: "RuleIndex", path: str = "",
     seen = reader.seen
     seen.type_heads |= _type_heads(raw)
     maybe_masks, held_masks = seen.held_masks()
+    seen.held_dicts()
     regions: list[Region] = []
     relevant_anywhere = False
 

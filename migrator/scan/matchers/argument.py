@@ -160,6 +160,20 @@ def _match_held(ctx: Any, rule: RuleSpec, m: dict[str, Any], call: cst.Call, nam
                         context={"call": call, "argument": m, "statement": statement, "manual_reason": reason})
 
 
+def _copied(ctx: Any, value: cst.BaseExpression) -> cst.BaseExpression | None:
+    """What `copy.deepcopy(X)`, `copy.copy(X)`, `deepcopy(X)` (imported from copy) or `X.copy()`
+    copies: X; else None."""
+    if not isinstance(value, cst.Call):
+        return None
+    func = value.func
+    if isinstance(func, cst.Attribute) and func.attr.value == "copy" and not value.args:
+        return func.value  # `BASE.copy()`
+    if value.args and value.args[0].keyword is None and value.args[0].star == "" \
+            and ctx.resolve(func) in ("copy.deepcopy", "copy.copy"):
+        return value.args[0].value
+    return None
+
+
 def _match_field(ctx: Any, rule: RuleSpec, m: dict[str, Any], call: cst.Call, value: cst.Attribute, qname: str) -> None:
     """`Accelerator(mixed_precision=config.mixed_precision)` where `config` is an instance of a
     class of this module whose body sets the field (`mixed_precision = "fp16"`, a dataclass
@@ -247,7 +261,10 @@ def _spread_values(ctx: Any, value: cst.BaseExpression, key: str, statement: int
         if _mutated(ctx, value.value, key):
             return
         for held, where in ctx.value_scopes[-1].values_of(value.value)[0]:
-            if isinstance(held, (cst.Dict, cst.Call)):
+            copied = _copied(ctx, held)
+            if copied is not None and depth < 2:
+                yield from _spread_values(ctx, copied, key, where, depth + 1, follow)  # copy.deepcopy(CFG), BASE.copy()
+            elif isinstance(held, (cst.Dict, cst.Call, cst.Subscript)):
                 yield from _spread_values(ctx, held, key, where, depth, follow)
         return
     if isinstance(value, cst.Subscript) and len(value.slice) == 1 and isinstance(value.slice[0].slice, cst.Index) \

@@ -26,8 +26,28 @@ def _moved_before(ctx: Any, call: cst.Call) -> bool:
         return False
     code = ctx._module_code()
     moves = _moves(ctx, code)
-    at = code.find(ctx.module.code_for_node(call))
-    if _on_accelerator(moves, positional[0].value.value, at if at >= 0 else len(code)):
+    # Where the call is in the file's text: after each enclosing `def`/`class` in turn (the
+    # same call text may stand in two functions).
+    around = 0
+    for enclosing in ctx.defs:
+        found = re.search(rf"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+{re.escape(enclosing)}\b", code[around:], re.M)
+        if found is None:
+            break
+        around += found.start()
+    at = code.find(ctx.module.code_for_node(call), around)
+    at = at if at >= 0 else len(code)
+    name = positional[0].value.value
+    # A model the tracing function binds itself (`model = X.from_pretrained(...)`) is moved, if
+    # at all, in that function: a move of a same-named model in another function does not count.
+    # (Read in the text: a pruned parse may lack the assignment.)
+    since = 0
+    here = ctx.value_scopes[-1].node
+    if isinstance(here, cst.FunctionDef) and name not in {
+            p.name.value for p in (*here.params.posonly_params, *here.params.params, *here.params.kwonly_params)}:
+        start = code.rfind(f"def {here.name.value}", 0, at)
+        if start >= 0 and re.search(rf"^[ \t]*{re.escape(name)}[ \t]*(?::[^=\n]*)?=(?!=)", code[start:at], re.M):
+            since = start
+    if _on_accelerator(moves, name, at, since):
         return True
     # `def export(model, example): return torch_neuronx.trace(model, example)`, called as
     # `export(model, ...)` after `model.to(device)`: the move that counts is before that call.
@@ -66,13 +86,13 @@ def _moves(ctx: Any, code: str) -> dict[str, list[tuple[int, bool]]]:
     return ctx.moves
 
 
-def _on_accelerator(moves: dict[str, list[tuple[int, bool]]], name: str, at: int) -> bool:
-    """Whether the last move of `name` before offset `at` is to an accelerator."""
+def _on_accelerator(moves: dict[str, list[tuple[int, bool]]], name: str, at: int, since: int = 0) -> bool:
+    """Whether the last move of `name` before offset `at` (and after `since`) is to an accelerator."""
     entries = moves.get(name)
     if not entries:
         return False
     before = bisect.bisect_left(entries, (at, False))  # the moves that start before `at`
-    return before > 0 and entries[before - 1][1]
+    return before > 0 and entries[before - 1][0] >= since and entries[before - 1][1]
 
 
 def _in_comment(code: str, at: int) -> bool:
