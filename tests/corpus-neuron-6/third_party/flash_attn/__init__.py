@@ -1,0 +1,11 @@
+__version__ = "2.6.3"
+
+from flash_attn.flash_attn_interface import (  # expect-one(flash_attn_pkg): kernels|dependencies
+    flash_attn_func,
+    flash_attn_kvpacked_func,
+    flash_attn_qkvpacked_func,
+    flash_attn_varlen_func,
+    flash_attn_varlen_kvpacked_func,
+    flash_attn_varlen_qkvpacked_func,
+    flash_attn_with_kvcache,
+)
