@@ -36,13 +36,17 @@ def sh(*args: str, **kw) -> subprocess.CompletedProcess:
 
 
 def ensure_scratch_env() -> Path:
+    """The bench environment with TorchFix and transformers. It is shared with precision.py
+    and ruff_ratio.py (diffusers, timm, torch, ruff): what is missing is added, nothing is
+    removed (an earlier version rebuilt it from scratch and dropped their packages)."""
     py = VENV / "bin" / "python"
-    if not (VENV / ".done").exists():
-        shutil.rmtree(VENV, ignore_errors=True)
+    if not py.exists():
         sh(sys.executable, "-m", "venv", str(VENV))
-        sh(str(py), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", TORCHFIX)
-        sh(str(py), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps", TRANSFORMERS)
-        (VENV / ".done").write_text("ok\n")
+    for module, spec, deps in (("torchfix", TORCHFIX, True), ("transformers", TRANSFORMERS, False)):
+        found = subprocess.run([str(py), "-c", f"import importlib.util as u; print(u.find_spec('{module}') is not None)"],
+                               capture_output=True, text=True).stdout.strip()
+        if found != "True":
+            sh(str(py), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *([] if deps else ["--no-deps"]), spec)
     site = subprocess.run([str(py), "-c", "import importlib.util as u; print(u.find_spec('transformers').submodule_search_locations[0])"],
                           capture_output=True, text=True, check=True).stdout.strip()
     return Path(site)
