@@ -186,6 +186,8 @@ class Context(cst.CSTVisitor):
         self._codes: dict[int, str] = {}
         self.arrays: list[dict[str, str]] = [{}]  # per function: name -> the value call that made it
         self.masks: list[set[str]] = [set()]  # per function: names holding a boolean mask (mask_index.holds_mask)
+        self.batched_lambdas: set[int] = set()  # `ds.map(lambda b: tok(...), batched=True)`: those lambdas
+        self.in_lambdas: list[bool] = []  # per enclosing lambda: whether it is one of batched_lambdas
         self.held_strings: dict[int, str] = {}  # backend strings kept in a dict: why a person changes them
         self.partials: set[int] = set()  # functools.partial calls read as calls of the function they wrap
         self.device_tables: set[int] = set()  # values of a dict keyed by CUDA and another accelerator
@@ -440,11 +442,13 @@ class Context(cst.CSTVisitor):
         return self._codes[key]
 
     def visit_Lambda(self, node: cst.Lambda) -> None:
+        self.in_lambdas.append(id(node) in self.batched_lambdas)
         self.scopes.append({})
         # `lambda alive: x[alive]`: its parameters are not the function's masks
         self.masks.append(self.masks[-1] - {p.name.value for p in (*node.params.params, *node.params.kwonly_params)})
 
     def leave_Lambda(self, node: cst.Lambda) -> None:
+        self.in_lambdas.pop()
         self.scopes.pop()
         self.masks.pop()
 
@@ -940,6 +944,10 @@ class Context(cst.CSTVisitor):
                 self.wrapped_by[id(arg.value)] = node
         qname = self.resolve(node.func)
         attr = node.func.attr.value if isinstance(node.func, cst.Attribute) else None
+        if attr == "map" and node.args and isinstance(node.args[0].value, cst.Lambda) and node.args[0].keyword is None and any(
+                a.keyword is not None and a.keyword.value == "batched" and isinstance(a.value, cst.Name) and a.value.value == "True"
+                for a in node.args):
+            self.batched_lambdas.add(id(node.args[0].value))  # its body pads per map chunk (argument `in_map_functions`)
         if self.is_test and (qname in _PATCHERS or (attr in ("setattr", "patch", "object") and _PATCH_OWNER.search(
                 dotted_name(node.func.value) or ""))):  # type: ignore[union-attr]
             self._spoof(node, attr, qname)

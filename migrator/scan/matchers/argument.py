@@ -16,9 +16,12 @@ __all__ = ["match"]
 
 
 def match(ctx: Any, rule: RuleSpec, m: dict[str, Any], call: cst.Call, positional: list[cst.Arg], qname: str) -> None:
+    in_lambda = False
     if m.get("in_functions") and not any(f in m["in_functions"] for f in ctx.functions) and not (
             m.get("in_map_functions") and ctx.functions and not ctx.batched_maps().isdisjoint(ctx.functions)):
-        return
+        if not (m.get("in_map_functions") and any(ctx.in_lambdas)):
+            return
+        in_lambda = True  # `ds.map(lambda b: tok(b["text"], padding=True), batched=True)`
     if m.get("unless_assigned_to") and ctx.assigning and ctx.index.pattern(m["unless_assigned_to"], rule).search(
             " ".join(ctx.module.code_for_node(t.target) for t in ctx.assigning[-1].targets)):
         return
@@ -32,7 +35,7 @@ def match(ctx: Any, rule: RuleSpec, m: dict[str, Any], call: cst.Call, positiona
     if value is None and "position" in m and len(positional) > m["position"]:
         value = positional[m["position"]].value
     if value is None:
-        if "values" in m and not m.get("key") and m.get("name"):
+        if "values" in m and not m.get("key") and m.get("name") and not in_lambda:
             _match_spread(ctx, rule, m, call, qname)
         return
     if m.get("key"):
