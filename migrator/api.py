@@ -126,7 +126,25 @@ def _gc_paused():
 
 def _scan_source(raw: bytes, path: str, kind: str, options: ScanOptions, index: "RuleIndex", is_test: bool,
                  unused: bool) -> list[Finding]:
-    return source_for(kind).scan(raw, path, options, index, is_test, unused)
+    found = source_for(kind).scan(raw, path, options, index, is_test, unused)
+    if kind in ("python", "notebook") and _older_than_target(options):
+        # Every rewrite of code needs the target's PyTorch (fixer._check_torch): with an older
+        # one (configured, or the project's pin) `fix` rewrites none, so none is fixable.
+        found = [replace(f, fix=replace(f.fix, available=False)) if f.fixable else f for f in found]
+    return found
+
+
+def _older_than_target(options: ScanOptions) -> bool:
+    """Whether the project's PyTorch (`options.torch_version`) is older than the target's
+    rewrites need (`requires_torch` in rules/targets.yaml)."""
+    if options.torch_version is None:
+        return False
+    from migrator.core.catalogue import load_targets
+    from migrator.scan.version_gate import version_tuple
+
+    have = version_tuple(options.torch_version)
+    needed = load_targets().get(options.target, {}).get("requires_torch")
+    return have is not None and needed is not None and have < tuple(int(x) for x in str(needed).split("."))
 
 
 def _fix_source(data: bytes | str, raw: bytes, path: str, kind: str, options: ScanOptions, index: "RuleIndex",
@@ -315,6 +333,21 @@ def _strip(f: Finding) -> Finding:
     return replace(f, node=None, plan=None)
 
 
+def with_project_torch(paths: Sequence[str | os.PathLike[str]], options: ScanOptions) -> ScanOptions:
+    """`options` with the project's PyTorch version: the configured `torch-version`, else the
+    lowest exact `torch==` pin in the project's dependency files (sources/pins.py), so that
+    `fix` holds back rewrites the pinned PyTorch cannot run (`torch.accelerator` needs 2.9)."""
+    if options.torch_version is not None or not paths:
+        return options
+    from migrator.sources.pins import pinned_torch
+
+    try:
+        pinned = pinned_torch(project_root(paths, options.root))
+    except (OSError, ValueError):
+        return options
+    return replace(options, torch_version=pinned) if pinned else options
+
+
 def scan_paths(paths: Sequence[str | os.PathLike[str]], options: ScanOptions = ScanOptions()) -> ScanReport:
     """Scan files and folders (see `discover` for what is walked).
 
@@ -328,6 +361,7 @@ def scan_paths(paths: Sequence[str | os.PathLike[str]], options: ScanOptions = S
     from migrator.scan.cache import ResultCache
 
     start = time.perf_counter()
+    options = with_project_torch(paths, options)
     catalogue = catalogue_for(options)  # fail early on a broken catalogue
     unlisted: list[tuple[Path, str]] = []
     files = [(str(p), kind) for p, kind in discover(paths, options.exclude, force_exclude=options.force_exclude,
@@ -527,6 +561,7 @@ def fix_paths(paths: Sequence[str | os.PathLike[str]], options: ScanOptions = Sc
     """
     from migrator.fix.outcome import FixOutcome
 
+    options = with_project_torch(paths, options)
     results: list[FileFix] = []
     # Writes stay inside what was asked for: a symbolic link is rewritten only when its target
     # lies under one of these (a named file's own folder counts).

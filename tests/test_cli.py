@@ -292,7 +292,7 @@ def test_event_fix_needs_the_projects_pytorch_to_have_torch_event(cli, tmp_path)
     # The event has no rewrite here, so the file keeps a CUDA-only call and is left whole.
     assert [why for f, why in outcome.manual if f.rule_id == "NRN208"] == [
         "blocks this file, which would still need CUDA (pass --partial to rewrite the rest): needs PyTorch >= 2.9; "
-        "the project runs PyTorch 2.4 (torch-version setting)"]
+        "the project runs PyTorch 2.4 (the torch-version setting, else the project's own torch== pin)"]
     for version in ("2.13", None):
         assert "torch.Event(enable_timing=True)" in fix_source(source, "e.py", "python", ScanOptions(torch_version=version)).source
     # The project's own setting decides, not the PyTorch installed beside the tool (2.13 here).

@@ -552,3 +552,44 @@ def test_job_scripts_and_named_files_with_a_shebang_are_scanned_as_shell(tmp_pat
     walked = scan_paths([tmp_path], ScanOptions())
     assert sorted(Path(f.path).name for f in named.findings) == ["job"]
     assert sorted(Path(f.path).name for f in walked.findings) == ["launch.slurm", "train.sbatch"]
+
+
+# -- the project's own PyTorch pin holds back rewrites it cannot run (new-user helper, session 18) --
+def _fixable(stdout: str) -> set[str]:
+    return {f["rule_id"] for f in json.loads(stdout) if f["fixable"]}
+
+
+def test_a_project_pinned_to_an_old_pytorch_gets_no_rewrite_it_cannot_run(cli, tmp_path):
+    """`torch.accelerator` needs PyTorch 2.9: a project pinned to 2.3 would fail at import on the
+    GPU it runs on today, so scan offers no Python fix and `fix --write` leaves the code alone."""
+    proj = project(tmp_path / "proj")
+    (proj / "requirements.txt").write_text("torch==2.3.1+cu121  # the cluster's build\nnumpy\n")
+    found = cli("scan", proj, "--format", "json", "--exit-zero").stdout
+    assert "NRN101" in rule_ids(found) and not _fixable(found) & {"NRN101", "NRN202"}
+    cli("fix", proj, "--write", check=None)
+    assert (proj / "src" / "train.py").read_text() == CODE
+    # One file named on its own (the pre-commit hook) reads the same pin.
+    assert not _fixable(cli("scan", proj / "src" / "train.py", "--format", "json", "--exit-zero").stdout) & {"NRN101"}
+
+
+def test_the_configured_torch_version_wins_over_the_pin_and_a_new_pin_limits_nothing(cli, tmp_path):
+    proj = project(tmp_path / "proj", 'torch-version = "2.13"\n')
+    (proj / "requirements.txt").write_text("torch==2.3.1\n")
+    assert "NRN101" in _fixable(cli("scan", proj, "--format", "json", "--exit-zero").stdout)
+    other = project(tmp_path / "other")
+    (other / "requirements.txt").write_text("# torch==2.3.1 was the old pin\ntorch==2.13.0\n")
+    assert "NRN101" in _fixable(cli("scan", other, "--format", "json", "--exit-zero").stdout)
+
+
+def test_the_pin_is_the_lowest_in_the_projects_dependency_files(tmp_path):
+    from migrator.sources.pins import pinned_torch
+
+    (tmp_path / "requirements").mkdir()
+    (tmp_path / "requirements" / "gpu.txt").write_text("torch==2.4.0+cu121\n")
+    (tmp_path / "pyproject.toml").write_text('[project]\ndependencies = ["torch==2.13.0"]\n')
+    (tmp_path / "Dockerfile").write_text("FROM python:3.11\nRUN pip install torch==2.5.1\n")
+    (tmp_path / "notes.md").write_text("we used torch==1.13 once\n")  # not a dependency file
+    assert pinned_torch(tmp_path) == "2.4"
+    (tmp_path / "requirements" / "gpu.txt").unlink()
+    assert pinned_torch(tmp_path) == "2.5"
+    assert pinned_torch(tmp_path / "nowhere") is None

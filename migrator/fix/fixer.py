@@ -65,7 +65,7 @@ def _check_torch(entry: dict[str, Any], have: tuple[int, ...] | None) -> None:
     want = tuple(int(x) for x in str(needed).split("."))
     if have < want:
         raise FixUnavailable(f"needs PyTorch >= {needed}; the project runs PyTorch {'.'.join(map(str, have))} "
-                             "(torch-version setting)")
+                             "(the torch-version setting, else the project's own torch== pin)")
 
 
 class _Renderer:
