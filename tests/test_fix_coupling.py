@@ -437,3 +437,26 @@ def test_a_finding_another_fix_resolves_carries_that_fix_as_its_edits():
 def scan_json(source):
     # The edits `scan --format json` prints.
     return scan_source(source, "train.py", "python", ScanOptions(target="neuron", fix_edits=True))
+
+
+def test_a_legacy_trace_call_does_not_keep_the_rest_of_the_file_on_cuda():
+    """NRN213/NRN214 are left for a person, but they are not CUDA code: the file's CUDA calls are
+    still rewritten on the neuron target (the new-user helper saw every fix held back with the
+    false reason "the file would still need CUDA")."""
+    source = textwrap.dedent("""\
+        import torch
+        import torch_neuronx
+
+        def gpu_reference(model, x):
+            return model.cuda()(x.cuda())
+
+        def export(model, example):
+            return torch_neuronx.trace(model, example)
+        """)
+    options = ScanOptions(target="neuron")
+    found = scan_source(source, "infer.py", "python", options)
+    assert {f.rule_id for f in found} >= {"NRN213", "NRN101"}
+    assert all(f.fixable for f in found if f.rule_id == "NRN101")
+    outcome = fix_source(source.encode(), "infer.py", "python", options, False)
+    assert ".cuda()" not in outcome.source and "torch_neuronx.trace(model, example)" in outcome.source
+    assert not [why for f, why in outcome.manual if "still need CUDA" in why]
