@@ -1068,8 +1068,10 @@ class Context(cst.CSTVisitor):
         if qname is not None:
             for rule, m in self.index.arguments.get(qname, []):
                 argument.match(self, rule, m, node, positional, qname)
-        elif self.index.callee_arguments and (callee := dotted_name(node.func)) is not None:
-            # `tokenizer(texts, padding=True)`: a callee no import names, matched by its spelling.
+        if self.index.callee_arguments and (qname is None or qname not in self.index.arguments) \
+                and (callee := dotted_name(node.func)) is not None:
+            # `tokenizer(texts, padding=True)`, `AutoModel.from_pretrained(..., device_map="cuda")`:
+            # a callee matched by its spelling (as pruning reads it), whatever import names it.
             for pattern, rule, m in self.index.callee_arguments:
                 if pattern.search(callee) and all(any(a.keyword is not None and a.keyword.value == k for a in node.args)
                                                   for k in m.get("with_keywords", ())):

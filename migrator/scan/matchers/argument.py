@@ -35,10 +35,10 @@ def match(ctx: Any, rule: RuleSpec, m: dict[str, Any], call: cst.Call, positiona
     if value is None and "position" in m and len(positional) > m["position"]:
         value = positional[m["position"]].value
     if value is None:
-        if "values" in m and not m.get("key") and m.get("name") and not in_lambda:
+        if "values" in m and "key" not in m and m.get("name") and not in_lambda:
             _match_spread(ctx, rule, m, call, qname)
         return
-    if m.get("key"):
+    if "key" in m:
         # `LightningCLI(trainer_defaults={"precision": "16-mixed"})`: the value under one key of
         # a dict literal passed as the argument.
         if not isinstance(value, cst.Dict):
@@ -78,10 +78,10 @@ def match(ctx: Any, rule: RuleSpec, m: dict[str, Any], call: cst.Call, positiona
             return  # None, or already chosen per device (what the fix writes)
         ctx.add(rule, value, name=qname, value=ctx.module.code_for_node(value)[:60], context={"call": call, "argument": m})
         return
-    if keyword and not m.get("key") and isinstance(value, cst.Name) and value.value not in ("None", "True", "False") and "values" in m:
+    if keyword and "key" not in m and isinstance(value, cst.Name) and value.value not in ("None", "True", "False") and "values" in m:
         _match_held(ctx, rule, m, call, value, qname)
         return
-    if keyword and not m.get("key") and isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) \
+    if keyword and "key" not in m and isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) \
             and "values" in m and ctx.resolve(value) is None and m.get("follow_fields", True):
         _match_field(ctx, rule, m, call, value, qname)
         return
