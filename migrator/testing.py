@@ -71,6 +71,8 @@ def check_example(case: ExampleCase, scan_source: Callable, fix_source: Callable
         problems.append(f"{case.id}: the rule did not report this example")
     elif "line" in ex and all(f.span.line != ex["line"] for f in hits):
         problems.append(f"{case.id}: expected a finding on line {ex['line']}, got {[f.span.line for f in hits]}")
+    if "columns" in ex and [f.span.column for f in hits] != ex["columns"]:
+        problems.append(f"{case.id}: expected findings at columns {ex['columns']}, got {[f.span.column for f in hits]}")
     if "fixed" in ex:
         # Fixed with the rule's own safety: a safe rule's example shows what plain `fix` writes.
         unsafe = ex.get("unsafe", bool(case.rule.fix) and case.rule.fix["safety"] == "unsafe")

@@ -292,15 +292,27 @@ def scan_text(text: str, path: str, file_kind: str, index: RuleIndex, target: st
                 if -id(pattern) in once:
                     once.add(id(pattern))  # `once`: this was the file's first match
                 matched.add(rule.id)
-                cand = Candidate(rule, None, {"value": _match_value(m).strip()},
-                                 {"line": lineno + line_offset, "match": m, "line_text": line, "file_kind": file_kind})
-                span = Span(lineno + line_offset, m.start() + 1, lineno + line_offset, m.end() + 1)
-                findings.append(_finding(cand, path, target, span, line.strip()[:200], cell, is_test))
+                repeat = index.text_repeat.get(id(pattern))
+                while m is not None:
+                    cand = Candidate(rule, None, {"value": _match_value(m).strip()},
+                                     {"line": lineno + line_offset, "match": m, "line_text": line, "file_kind": file_kind})
+                    span = Span(lineno + line_offset, _value_start(m) + 1, lineno + line_offset, m.end() + 1)
+                    findings.append(_finding(cand, path, target, span, line.strip()[:200], cell, is_test))
+                    # `repeat_after`: the command's other packages, each tried where the last ended.
+                    m = repeat.match(line, m.end()) if repeat is not None and m.end() > m.start() else None
                 break
         if file_kind in ("shell", "dockerfile") and line.endswith("\\") and lineno < len(lines):
             findings.extend(_across_continuation(rules, once, matched, line, lines[lineno], lineno + line_offset,
                                                  path, target, file_kind, cell, is_test))
     return findings
+
+
+def _value_start(m: re.Match[str]) -> int:
+    """Where a finding starts: the match, or for a `repeat_after` match (which begins where the
+    last one ended) its `value`."""
+    if m.pos and "value" in m.re.groupindex and m.start("value") >= 0:
+        return m.start("value")
+    return m.start()
 
 
 def _match_value(m: re.Match[str]) -> str:

@@ -42,6 +42,7 @@ class RuleIndex:
         self.text: list[tuple[re.Pattern[str], RuleSpec, tuple[str, ...]]] = []
         self.text_paths: dict[int, Any] = {}  # a text matcher's unless_path_matches, by id of its compiled pattern
         self.text_keys: dict[int, Any] = {}  # a text matcher's in_keys (scan/config_keys.py), by id of its compiled pattern
+        self.text_repeat: dict[int, Any] = {}  # a text matcher's repeat_after, by id of its compiled pattern
         # A text matcher's file-wide conditions, by id of its compiled pattern: (unless_file_matches, once).
         self.text_options: dict[int, tuple[Any, bool]] = {}
         # A string matcher's: (unless_file_matches, once, remote_value, value_set).
@@ -167,6 +168,8 @@ class RuleIndex:
                         self.text_paths[id(compiled)] = self.pattern(m["unless_path_matches"], rule)
                     if m.get("in_keys"):
                         self.text_keys[id(compiled)] = self.pattern(m["in_keys"], rule)
+                    if m.get("repeat_after"):
+                        self.text_repeat[id(compiled)] = self.pattern(m["repeat_after"], rule)
         # Longest prefix first, so the most specific rule wins.
         self.call_prefix.sort(key=lambda pr: -len(pr[0]))
         self.ref_prefix.sort(key=lambda pr: -len(pr[0]))

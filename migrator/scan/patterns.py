@@ -37,6 +37,15 @@ class TimedPattern:
             self.timeouts.append(self.rule_id)
             return None
 
+    def match(self, text: str, pos: int = 0):
+        if self.timeouts:
+            return None
+        try:
+            return self._regex.match(text, pos, timeout=SEARCH_SECONDS)
+        except TimeoutError:
+            self.timeouts.append(self.rule_id)
+            return None
+
     def finditer(self, text: str) -> Iterator:
         if self.timeouts:
             return
