@@ -267,7 +267,7 @@ def scan_text(text: str, path: str, file_kind: str, index: RuleIndex, target: st
     for p, _ in rules:
         unless, single = index.text_options.get(id(p), (None, False))
         if unless is not None and code is None:
-            code = "\n".join(line for line in split_lines(text) if not line.lstrip().startswith("#"))
+            code = "\n".join(line for line in split_lines(text) if not _is_comment(line, file_kind))
         if unless is not None and unless.search(code or ""):
             once.add(id(p))  # the file already has what the rule asks for: nothing to report
         elif single:
@@ -277,7 +277,7 @@ def scan_text(text: str, path: str, file_kind: str, index: RuleIndex, target: st
     lines = split_lines(text)
     keys: list[str] | None = None  # the setting each line belongs to, for rules with `in_keys`
     for lineno, line in enumerate(lines, start=1):
-        if line.lstrip().startswith("#"):
+        if _is_comment(line, file_kind):
             continue
         matched: set[str] = set()
         for pattern, rule in rules:
@@ -305,6 +305,13 @@ def scan_text(text: str, path: str, file_kind: str, index: RuleIndex, target: st
             findings.extend(_across_continuation(rules, once, matched, line, lines[lineno], lineno + line_offset,
                                                  path, target, file_kind, cell, is_test))
     return findings
+
+
+def _is_comment(line: str, file_kind: str) -> bool:
+    """A comment line, not read by text rules; a shell script's `#SBATCH` lines are Slurm's
+    directives, read like commands."""
+    stripped = line.lstrip()
+    return stripped.startswith("#") and not (file_kind == "shell" and stripped.startswith("#SBATCH"))
 
 
 def _value_start(m: re.Match[str]) -> int:
