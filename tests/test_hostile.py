@@ -1030,3 +1030,14 @@ def test_pathological_ignore_patterns_and_rule_files_cannot_hang_the_run(tmp_pat
     write(tmp_path / "pyproject.toml", '[tool.neuron-migrator]\nextend-rules = ["/"]\n')
     proc = run("scan", ".", cwd=tmp_path, timeout=60)
     assert proc.returncode == 2 and "outside" in proc.stderr
+
+
+@pytest.mark.timeout(120)
+def test_a_file_of_many_unclosed_map_calls_scans_in_its_length(tmp_path):
+    """Hostile helper, session 19: 100,000 `.map(` in a string took a minute (each call's
+    arguments were read 4000 bytes on, byte by byte); the batched `.map` below still counts."""
+    write(tmp_path / "t.py", "from transformers import AutoTokenizer\ntok = AutoTokenizer.from_pretrained('x')\n"
+                             "def enc(b):\n    return tok(b['text'], padding=True)\n"
+                             f"NOTE = '''{'.map(' * 100000}'''\nds.map(enc, batched=True)\n")
+    proc = run("scan", "t.py", "--format", "json", "--no-cache", "-j", "1", cwd=tmp_path, timeout=30)
+    assert proc.returncode == 0 and [f["rule_id"] for f in json.loads(proc.stdout)] == ["NRN517"]  # info
