@@ -204,7 +204,7 @@ def load_settings(config: Path | None = None, start: Path | None = None) -> Sett
                 raise SettingsError(f"{path}: key 'max-file-size': expected a positive number of bytes, got {value!r}")
             out["max_file_size"] = value
         elif key == "torch-version":
-            if not (isinstance(value, str) and re.fullmatch(r"\d+\.\d+(\.\d+)?", value)):
+            if not (isinstance(value, str) and re.fullmatch(r"[0-9]{1,6}\.[0-9]{1,6}(\.[0-9]{1,6})?", value)):
                 raise SettingsError(f"{path}: key 'torch-version': expected a version such as \"2.9\", got {value!r}")
             out["torch_version"] = value
         elif key == "test-files":

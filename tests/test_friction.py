@@ -593,3 +593,30 @@ def test_the_pin_is_the_lowest_in_the_projects_dependency_files(tmp_path):
     (tmp_path / "requirements" / "gpu.txt").unlink()
     assert pinned_torch(tmp_path) == "2.5"
     assert pinned_torch(tmp_path / "nowhere") is None
+
+
+def test_an_unreadable_pin_is_skipped_and_the_others_still_count(tmp_path):
+    """Hostile helper, session 19: a pin of 4301 digits ended the whole read (int() refuses it),
+    so the real torch==2.3.1 pin was lost and the rewrites went through; `torch==٢.٣` (digits
+    pip does not read) held every rewrite back."""
+    from migrator.sources.pins import pinned_torch
+
+    (tmp_path / "requirements.txt").write_text("torch==2.3.1\n")
+    (tmp_path / "requirements-zz.txt").write_text(f"torch=={'9' * 4301}.0\n")
+    assert pinned_torch(tmp_path) == "2.3"
+    (tmp_path / "requirements.txt").write_text("torch==\u0662.\u0663\n")
+    assert pinned_torch(tmp_path) is None
+
+
+@pytest.mark.parametrize("value", ["9" * 4301 + ".0", "\u0662.\u0663"])
+def test_a_torch_version_setting_that_is_no_version_is_a_clear_error(cli, tmp_path, value):
+    proj = project(tmp_path / "proj", f'torch-version = "{value}"\n')
+    proc = cli("scan", proj, check=None)
+    assert proc.returncode == 2 and "torch-version" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_version_test_of_thousands_of_digits_is_no_version(cli, tmp_path):
+    (tmp_path / "t.py").write_text("import torch\nfrom transformers.utils import is_torch_greater_or_equal\n"
+                                   f"if is_torch_greater_or_equal('{'9' * 4301}.1'):\n    x = torch.ones(1).cuda()\n")
+    proc = cli("scan", tmp_path / "t.py", "--format", "json", check=None)
+    assert proc.returncode == 1 and rule_ids(proc.stdout) == {"NRN101"}

@@ -24,9 +24,10 @@ from migrator.scan.resolve import dotted_name
 
 __all__ = ["old_torch_branch", "version_tuple"]
 
-_FLAG = re.compile(r"torch.*(?:greater_or_equal|greater_than_or_equal|version_ge|_ge_|geq|at_least)\D*?(\d+)_(\d+)(?:_\d+)?$",
+_FLAG = re.compile(r"torch.*(?:greater_or_equal|greater_than_or_equal|version_ge|_ge_|geq|at_least)\D*?([0-9]{1,6})_([0-9]{1,6})(?:_[0-9]+)?$",
                    re.IGNORECASE)
-_VERSION = re.compile(r"^v?(\d+)\.(\d+)")
+# At most 6 digits a part: a longer one is no version (and int() refuses over 4300 digits).
+_VERSION = re.compile(r"^v?([0-9]{1,6})\.([0-9]{1,6})(?![0-9])")
 _NEWER = {"GreaterThanEqual": False, "GreaterThan": True}  # operator -> strict
 _OLDER = {"LessThan": False, "LessThanEqual": True}
 _MIRROR = {"GreaterThanEqual": "LessThanEqual", "GreaterThan": "LessThan", "LessThan": "GreaterThan",
@@ -90,7 +91,7 @@ def _names_torch_version(node: cst.BaseExpression) -> bool:
 def _literal_version(node: cst.BaseExpression) -> tuple[int, int] | None:
     if isinstance(node, cst.Tuple) and len(node.elements) >= 2:
         parts = [e.value for e in node.elements[:2]]
-        if all(isinstance(p, cst.Integer) for p in parts):
+        if all(isinstance(p, cst.Integer) and len(p.value) <= 6 and p.value.isdigit() for p in parts):
             return int(parts[0].value), int(parts[1].value)  # type: ignore[union-attr]
         return None
     if isinstance(node, cst.Call) and len(node.args) == 1:  # version.parse("2.7"), Version("2.7")

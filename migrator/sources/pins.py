@@ -15,7 +15,9 @@ from pathlib import Path
 
 __all__ = ["pinned_torch"]
 
-_PIN = re.compile(r"(?<![\w.-])torch\s*==\s*[\"']?v?(\d+)\.(\d+)(?:\.\d+)*(?:\+\w+)?(?![\w.])")
+# ASCII digits, at most 6 a part: `torch==٢.٣` is no pin pip reads, and a part of thousands
+# of digits is no version (one such line must not end the read of the others).
+_PIN = re.compile(r"(?<![\w.-])torch\s*==\s*[\"']?v?([0-9]{1,6})\.([0-9]{1,6})(?:\.[0-9]+)*(?:\+\w+)?(?![\w.])", re.ASCII)
 _NAMES = re.compile(r"(?i)^(requirements[\w.-]*\.(txt|in)|pyproject\.toml|setup\.cfg|environment[\w.-]*\.ya?ml"
                     r"|dockerfile[\w.-]*|[\w.-]+\.dockerfile)$")
 _MAX_BYTES = 1 << 20
