@@ -1041,3 +1041,16 @@ def test_a_file_of_many_unclosed_map_calls_scans_in_its_length(tmp_path):
                              f"NOTE = '''{'.map(' * 100000}'''\nds.map(enc, batched=True)\n")
     proc = run("scan", "t.py", "--format", "json", "--no-cache", "-j", "1", cwd=tmp_path, timeout=30)
     assert proc.returncode == 0 and [f["rule_id"] for f in json.loads(proc.stdout)] == ["NRN517"]  # info
+
+
+@pytest.mark.timeout(120)
+def test_long_lines_of_many_commands_scan_in_their_length(tmp_path):
+    """Hostile helper, session 19: a line of 5,000 `( pip install x` took 20 s in a Dockerfile,
+    8,000 `then pip install x` 44 s in a script (each command start read the rest of the line);
+    the same for `srun`. Each command's arguments now end where the next command starts."""
+    write(tmp_path / "Dockerfile", "FROM x\nRUN pip install x " + "( pip install x " * 8000 + "\n"
+          + 'RUN ["/bin/sh", "-c", "' + "( pip install x " * 8000 + '"]\n')
+    write(tmp_path / "run.sh", "then pip install x " * 8000 + "\n" + "( srun -N 1 x " * 8000 + "\n"
+          + "pip install numpy xformers\n")
+    proc = run("scan", ".", "--format", "json", "--no-cache", "-j", "1", cwd=tmp_path, timeout=60)
+    assert [(f["rule_id"], f["line"]) for f in json.loads(proc.stdout)] == [("NRN805", 3)]
