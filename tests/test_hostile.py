@@ -1054,3 +1054,31 @@ def test_long_lines_of_many_commands_scan_in_their_length(tmp_path):
           + "pip install numpy xformers\n")
     proc = run("scan", ".", "--format", "json", "--no-cache", "-j", "1", cwd=tmp_path, timeout=60)
     assert [(f["rule_id"], f["line"]) for f in json.loads(proc.stdout)] == [("NRN805", 3)]
+
+
+@pytest.mark.timeout(120)
+def test_a_dict_copied_from_itself_many_times_scans_in_a_moment(tmp_path):
+    """Hostile helper, session 19: `args = dict(args, k=1)` a hundred times took 20-70 s (every
+    assignment of the name was followed two levels deep, by every path); the fp16 is found."""
+    head = "from transformers import TrainingArguments\nimport copy\n"
+    write(tmp_path / "a.py", head + "A = {'fp16': True}\n" + "A = dict(A, A, A)\n" * 60 + "TrainingArguments(**A)\n")
+    write(tmp_path / "b.py", head + "args = {'fp16': True}\n" + "args = dict(args, k=1)\n" * 100
+          + "args = {**args, 'k': 2}\n" * 100 + "args = copy.deepcopy(args)\n" * 100 + "TrainingArguments(**args)\n")
+    proc = run("scan", ".", "--format", "json", "--no-cache", "-j", "1", cwd=tmp_path, timeout=40)
+    assert sorted((f["path"], f["rule_id"]) for f in json.loads(proc.stdout)) == [("a.py", "NRN313"), ("b.py", "NRN313")]
+
+
+@pytest.mark.timeout(180)
+def test_many_dicts_passed_as_spread_and_long_lines_of_one_name_scan_in_their_length(tmp_path):
+    """Hostile helper, session 19: a line of 300,000 `A` (each occurrence re-read the line before
+    it), 5,000 dicts passed as `**` (the file searched once per name, the pruner's name sets
+    joined per statement) and an f-string of 3,000 placeholders (a variant of the whole string
+    per placeholder) each took from half a minute to over a minute."""
+    head = "from transformers import TrainingArguments\nimport subprocess\n"
+    write(tmp_path / "a.py", head + "A = {'fp16': True}\nL = [" + "A, " * 300000 + "]\nTrainingArguments(**A)\n")
+    write(tmp_path / "b.py", head + "".join(f"N{i} = {{'fp16': True}}\nTrainingArguments(**N{i})\n" for i in range(5000)))
+    write(tmp_path / "c.py", head + "".join(f"p = 'fp16{i}'\n" for i in range(8))
+          + 'subprocess.run(f"accelerate launch --mixed_precision ' + "{p}" * 3000 + '")\n')
+    proc = run("scan", ".", "--format", "json", "--no-cache", "-j", "1", cwd=tmp_path, timeout=90)
+    found = json.loads(proc.stdout)
+    assert {f["path"] for f in found} == {"a.py", "b.py"} and len(found) == 5001

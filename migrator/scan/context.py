@@ -208,6 +208,9 @@ class Context(cst.CSTVisitor):
         self.held_read: set[tuple[int, str, str, int]] = set()  # (scope, name, rule, matcher) argument._match_held read
         self._maps: frozenset[str] | None = None
         self.dict_changes: dict[str, tuple] = {}  # name -> where the file passes and changes it (argument._dict_changes)
+        self.name_positions: dict[str, list[int]] | None = None  # name -> its offsets in the file's text (argument._occurrences)
+        # (ids of scope and value, key, statement, depth, follow) -> (scope, value, what argument._spread_values found)
+        self.spread_memo: dict[tuple, tuple] = {}
         self.moves: dict[str, list[tuple[int, bool]]] | None = None  # reference._moves: the file's moves by name, read once
         self.env_lists: dict[int, int] = {}  # a name in a list of variable names -> the list
         self.env_lists_reported: set[tuple[str, int]] = set()

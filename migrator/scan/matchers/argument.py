@@ -251,7 +251,19 @@ def _class_field(cls: cst.ClassDef, name: str) -> list[cst.BaseExpression]:
 
 
 def _spread_values(ctx: Any, value: cst.BaseExpression, key: str, statement: int | None, depth: int = 0,
-                   follow: bool = True):
+                   follow: bool = True) -> list[tuple[cst.BaseExpression, int | None, str]]:
+    """See `_spread_found`; each answer is kept for the file, since a name copied from itself
+    (`args = dict(args, k=1)` a hundred times) reaches the same values by many paths."""
+    scope = ctx.value_scopes[-1]
+    memo_key = (id(scope), id(value), key, statement, depth, follow)
+    kept = ctx.spread_memo.get(memo_key)
+    if kept is None:  # (the scope and value are kept with the answer: their ids stay theirs)
+        kept = ctx.spread_memo[memo_key] = (scope, value, list(_spread_found(ctx, value, key, statement, depth, follow)))
+    return kept[2]
+
+
+def _spread_found(ctx: Any, value: cst.BaseExpression, key: str, statement: int | None, depth: int = 0,
+                  follow: bool = True):
     """(value, statement, holder) for `key` in a dict passed as `**value`: a dict literal or
     `dict(...)` call, written there or given to a name by a plain assignment (`ARGS = {"fp16":
     True}`), with the dicts spread or copied into it one level down (`{**DEFAULTS, "lr": 1e-4}`,
@@ -307,6 +319,8 @@ _ITEM_STORE = re.compile(r"""\s*\[\s*(?:"([^"\\\n]*)"|'([^'\\\n]*)')\s*\]\s*(?::
 _ITEM = re.compile(r"""\s*\[\s*(?:"([^"\\\n]*)"|'([^'\\\n]*)')\s*\]""")
 _METHOD = re.compile(r"""\s*\.\s*(?:(pop)\s*\(\s*(?:"([^"\\\n]*)"|'([^'\\\n]*)')\s*[,)]|(clear)\s*\(\s*\)|(update)\s*\(([^\n#]*))""")
 _OR_SET = re.compile(r"\s*\|=([^\n#]*)")
+_BLANKS = re.compile(r"[ \t]*")
+_NAME = re.compile(r"(?<![\w.])[^\W\d]\w*")
 _DEL_BEFORE = re.compile(r"[ \t]*del\s+(?:[^\n#]*,\s*)?$")
 
 
@@ -320,7 +334,10 @@ def _mutated(ctx: Any, name: str, key: str) -> bool:
     not taken as a change of `key`."""
     changes = ctx.dict_changes.get(name)
     if changes is None:
-        changes = ctx.dict_changes[name] = _dict_changes(ctx._module_code(), name)
+        code = ctx._module_code()
+        if ctx.name_positions is None:  # every name's occurrences, found once per file
+            ctx.name_positions = _occurrences(code)
+        changes = ctx.dict_changes[name] = _dict_changes(code, name, ctx.name_positions.get(name, ()))
     passed, changed = changes
     deepest = min(passed) if passed else None
     for indent, keys, text in changed:
@@ -330,7 +347,16 @@ def _mutated(ctx: Any, name: str, key: str) -> bool:
     return False
 
 
-def _dict_changes(code: str, name: str) -> tuple[list[int], list[tuple[int, frozenset[str], str | None]]]:
+def _occurrences(code: str) -> dict[str, list[int]]:
+    """Where each name stands in `code` (not after a `.`): read once per file, so that a file
+    of 30,000 dicts passed as `**` is not searched once per name."""
+    out: dict[str, list[int]] = {}
+    for found in _NAME.finditer(code):
+        out.setdefault(found.group(), []).append(found.start())
+    return out
+
+
+def _dict_changes(code: str, name: str, where: Any = None) -> tuple[list[int], list[tuple[int, frozenset[str], str | None]]]:
     """Where `code` passes `name` as `**` (the indentation of each such line) and changes it
     in place: (indentation, the keys changed, or the text an `update(...)`/`|=` gives, which
     may name any key). Each occurrence of the name is read where it stands (a comment is not
@@ -338,30 +364,40 @@ def _dict_changes(code: str, name: str) -> tuple[list[int], list[tuple[int, froz
     passed: list[int] = []
     changed: list[tuple[int, frozenset[str], str | None]] = []
     every = frozenset({"*"})
-    at = code.find(name)
-    while at != -1:
+    # What each occurrence needs of the text before it on its line, found once per line (one
+    # line may hold the name 300,000 times): where the line starts, its indentation, its first
+    # `#` and its first `**`.
+    start = line_end = -1
+    indent = hash_at = spread_at = 0
+    if where is None:
+        where = [m.start() for m in _NAME.finditer(code) if m.group() == name]
+    for at in where:
         end = at + len(name)
-        if (at == 0 or not (code[at - 1].isalnum() or code[at - 1] in "_.")) and (end == len(code) or not (code[end].isalnum() or code[end] == "_")):
+        if at > line_end:
             start = code.rfind("\n", 0, at) + 1
-            before = code[start:at]
-            indent = len(before) - len(before.lstrip(" \t"))
-            if "#" not in before:
-                if "**" in before:
-                    passed.append(indent)
-                if not before.strip() and (m := _ITEM_STORE.match(code, end)):
-                    changed.append((indent, frozenset({m.group(1) if m.group(1) is not None else m.group(2)}), None))
-                elif _DEL_BEFORE.fullmatch(before) and (m := _ITEM.match(code, end)):
-                    changed.append((indent, frozenset({m.group(1) if m.group(1) is not None else m.group(2)}), None))
-                elif m := _METHOD.match(code, end):
-                    if m.group(1):
-                        changed.append((indent, frozenset({m.group(2) if m.group(2) is not None else m.group(3)}), None))
-                    elif m.group(4):
-                        changed.append((indent, every, None))
-                    else:
-                        changed.append((indent, frozenset(), m.group(6)))
-                elif m := _OR_SET.match(code, end):
-                    changed.append((indent, frozenset(), m.group(1)))
-        at = code.find(name, end)
+            line_end = code.find("\n", at)
+            line_end = len(code) if line_end == -1 else line_end
+            indent = _BLANKS.match(code, start).end() - start
+            hash_at = code.find("#", start, line_end)
+            spread_at = code.find("**", start, line_end)
+        if hash_at == -1 or hash_at >= at:
+            if spread_at != -1 and spread_at + 2 <= at:
+                passed.append(indent)
+            blank_before = at <= start + indent
+            if blank_before and (m := _ITEM_STORE.match(code, end)):
+                changed.append((indent, frozenset({m.group(1) if m.group(1) is not None else m.group(2)}), None))
+            elif code.startswith("del", start + indent) and at - start < 4096 \
+                    and _DEL_BEFORE.fullmatch(code, start, at) and (m := _ITEM.match(code, end)):
+                changed.append((indent, frozenset({m.group(1) if m.group(1) is not None else m.group(2)}), None))
+            elif m := _METHOD.match(code, end):
+                if m.group(1):
+                    changed.append((indent, frozenset({m.group(2) if m.group(2) is not None else m.group(3)}), None))
+                elif m.group(4):
+                    changed.append((indent, every, None))
+                else:
+                    changed.append((indent, frozenset(), m.group(6)))
+            elif m := _OR_SET.match(code, end):
+                changed.append((indent, frozenset(), m.group(1)))
     return passed, [(i, every if k == every else k, t) for i, k, t in changed]
 
 

@@ -67,6 +67,11 @@ def match(ctx: Any, node: cst.SimpleString | cst.FormattedString) -> None:
                 reported |= _match_patterns(ctx, node, text, True, reported, reason)
 
 
+# Each variant is the whole f-string again, read by every command pattern: a hostile one of
+# 3,000 placeholders took half a minute. A command line has a handful.
+_MAX_VARIANTS = 64
+
+
 def _held_variants(ctx: Any, node: cst.FormattedString) -> list[tuple[str, str]]:
     """f"--mixed_precision {precision}": the f-string's text with one placeholder that is a
     plain name replaced by a string that name holds (an assignment in scope, else a
@@ -75,6 +80,8 @@ def _held_variants(ctx: Any, node: cst.FormattedString) -> list[tuple[str, str]]
     plain = [p.value if isinstance(p, cst.FormattedStringText) else "{}" for p in parts]
     out: list[tuple[str, str]] = []
     for i, part in enumerate(parts):
+        if len(out) >= _MAX_VARIANTS:
+            break
         if not (isinstance(part, cst.FormattedStringExpression) and isinstance(part.expression, cst.Name)
                 and part.conversion is None and part.format_spec is None and part.equal is None):
             continue
