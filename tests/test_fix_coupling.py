@@ -460,3 +460,14 @@ def test_a_legacy_trace_call_does_not_keep_the_rest_of_the_file_on_cuda():
     outcome = fix_source(source.encode(), "infer.py", "python", options, False)
     assert ".cuda()" not in outcome.source and "torch_neuronx.trace(model, example)" in outcome.source
     assert not [why for f, why in outcome.manual if "still need CUDA" in why]
+
+
+@pytest.mark.parametrize("binding", ["import numpy as torch", "from compat import torch", "torch = None"])
+def test_no_import_torch_is_added_where_the_name_torch_means_something_else(binding):
+    """Hostile helper, session 19: with `import numpy as torch`, the safe accelerate fix added
+    `import torch` after it, and `torch.array(...)` below broke."""
+    source = (f"from accelerate import Accelerator\n{binding}\n"
+              "acc = Accelerator(mixed_precision=\"fp16\")\ny = torch.array([1, 2]) if torch else None\n")
+    out = fix(source)
+    assert out.source == source
+    assert "binds the name `torch`" in {f.rule_id: why for f, why in out.manual}["NRN321"]

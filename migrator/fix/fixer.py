@@ -336,6 +336,29 @@ def _binds_torch(alias: cst.ImportAlias) -> bool:
     return alias.asname is None and (alias.evaluated_name == "torch" or alias.evaluated_name.startswith("torch."))
 
 
+def _torch_name_taken(module: cst.Module) -> bool:
+    """Whether a module-level statement binds the name `torch` to something other than the
+    torch package (`import numpy as torch`, `from compat import torch`, `torch = None`,
+    `def torch(): ...`): an added `import torch` would rebind it (hostile helper, session 19)."""
+    for stmt in module.body:
+        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) and stmt.name.value == "torch":
+            return True
+        for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
+            if isinstance(small, cst.Import):
+                if any(a.asname is not None and isinstance(a.asname.name, cst.Name) and a.asname.name.value == "torch"
+                       and a.evaluated_name != "torch" for a in small.names):
+                    return True
+            elif isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+                if any((a.asname.name.value if a.asname is not None and isinstance(a.asname.name, cst.Name)
+                        else a.evaluated_name) == "torch" for a in small.names):
+                    return True
+            elif isinstance(small, (cst.Assign, cst.AnnAssign)):
+                targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+                if any(isinstance(t, cst.Name) and t.value == "torch" for t in targets):
+                    return True
+    return False
+
+
 def _imports_torch_conditionally(module: cst.Module) -> bool:
     """Whether the module binds `torch` only under a condition: inside a module-level block
     (`if is_torch_available(): import torch`, `try: import torch` ...) or inside functions
@@ -459,6 +482,11 @@ def _render_all(module: cst.Module, findings: list[Finding], renderer: "_Rendere
             needed = [n for n in needed if n != "torch"]  # `torch` is bound where the rewrite lands: it ran there
         elif ("torch" in needed or module_level) and conditional_torch is None:
             conditional_torch = _imports_torch_conditionally(module)
+        if ("torch" in needed or module_level) and _torch_name_taken(module):
+            reasons[(finding.rule_id, finding.snippet)] = (
+                "the module binds the name `torch` to something else (`import numpy as torch`, `torch = ...`): an added "
+                "`import torch` would change what it means; rewrite it by hand")
+            continue
         if ("torch" in needed or module_level) and conditional_torch:
             reasons[(finding.rule_id, finding.snippet)] = (
                 "the module imports torch only under a condition (in an `if`/`try` block or inside functions) and this "
