@@ -620,3 +620,15 @@ def test_a_version_test_of_thousands_of_digits_is_no_version(cli, tmp_path):
                                    f"if is_torch_greater_or_equal('{'9' * 4301}.1'):\n    x = torch.ones(1).cuda()\n")
     proc = cli("scan", tmp_path / "t.py", "--format", "json", check=None)
     assert proc.returncode == 1 and rule_ids(proc.stdout) == {"NRN101"}
+
+
+def test_a_project_named_through_a_link_reads_its_pin(cli, tmp_path):
+    """Hostile helper, session 19: `fix proj/a.py` held the rewrite back for the torch==2.3.1
+    pin, `fix proj-link/a.py` (a link to the same project) did not."""
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "requirements.txt").write_text("torch==2.3.1\n")
+    (proj / "a.py").write_text(CODE)
+    (tmp_path / "proj-link").symlink_to(proj)
+    found = cli("scan", tmp_path / "proj-link" / "a.py", "--format", "json", "--exit-zero").stdout
+    assert "NRN101" in rule_ids(found) and not _fixable(found) & {"NRN101"}

@@ -29,7 +29,9 @@ def pinned_torch(root: Path) -> str | None:
     found: list[tuple[int, int]] = []
     for folder in (root, root / "requirements"):
         try:
-            entries = sorted(folder.iterdir()) if folder.is_dir() and not folder.is_symlink() else []
+            # The root as the user named it (a link to the project is the project); a
+            # `requirements/` link inside it may lead anywhere and is not read.
+            entries = sorted(folder.iterdir()) if folder.is_dir() and (folder == root or not folder.is_symlink()) else []
         except OSError:
             continue
         for path in entries:
