@@ -632,3 +632,12 @@ def test_a_project_named_through_a_link_reads_its_pin(cli, tmp_path):
     (tmp_path / "proj-link").symlink_to(proj)
     found = cli("scan", tmp_path / "proj-link" / "a.py", "--format", "json", "--exit-zero").stdout
     assert "NRN101" in rule_ids(found) and not _fixable(found) & {"NRN101"}
+
+
+def test_a_utf16_requirements_file_is_read_for_its_pin_as_the_scan_reads_it(tmp_path):
+    """Hostile helper, session 19: the scan reported the UTF-16 file's old pin (NRN804), the
+    pin reader decoded it as UTF-8, found nothing, and let the rewrites through."""
+    from migrator.sources.pins import pinned_torch
+
+    (tmp_path / "requirements.txt").write_bytes("torch==2.3.1\nnumpy\n".encode("utf-16"))
+    assert pinned_torch(tmp_path) == "2.3"

@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from migrator.sources.codec import decode_text
+
 __all__ = ["pinned_torch"]
 
 # ASCII digits, at most 6 a part: `torch==٢.٣` is no pin pip reads, and a part of thousands
@@ -41,7 +43,7 @@ def pinned_torch(root: Path) -> str | None:
             try:
                 if not path.is_file() or path.stat().st_size > _MAX_BYTES:
                     continue
-                text = path.read_bytes().decode("utf-8", "replace")
+                text = decode_text(path.read_bytes())  # as the scan reads the file (UTF-16 with a BOM too)
             except OSError:
                 continue
             for line in text.splitlines():
