@@ -377,3 +377,17 @@ def test_fix_leaves_pytorch_own_source_alone(cli, tmp_path):
     assert "torch.accelerator" in (tmp_path / "mylib" / "torch" / "__init__.py").read_text()
     cli("fix", tmp_path, "--write", "--framework-source", check=0)
     assert "torch.accelerator" in (torch_pkg / "cuda" / "__init__.py").read_text()
+
+
+def test_notebook_cells_that_mix_line_endings_keep_each_lines_own(cli, tmp_path):
+    """Hostile helper, session 19: a cell of `\\n` and `\\r\\n` lines came back all `\\r\\n`,
+    lines the fix never touched too."""
+    nb = {"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
+        {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+         "source": ["import torch\n", "y = 2\r\n", "x = torch.ones(1).cuda()\r\n", "z = 3\n", "w = 4"]}]}
+    path = tmp_path / "n.ipynb"
+    path.write_text(json.dumps(nb))
+    cli("fix", path, "--write", check=0)
+    lines = json.loads(path.read_text())["cells"][0]["source"]
+    assert "y = 2\r\n" in lines and "z = 3\n" in lines and lines[-1] == "w = 4" and lines[0] == "import torch\n"
+    assert any(".to(DEVICE)" in line and line.endswith("\r\n") for line in lines)

@@ -296,8 +296,7 @@ def split_cells(joined: JoinedNotebook, new_source: str) -> str:
         body = (preamble if take_preamble else []) + cells[index]
         first = first and not take_preamble
         original = joined.notebook.cells[index - 1].source
-        eol = "\r\n" if "\r\n" in original else "\n"  # keep the cell's own line endings
-        new = eol.join(body) + (eol if original.endswith("\n") else "")
+        new = _with_endings(body, original)
         if new != original:
             edits[joined.source_paths[index]] = new
     if not edits:
@@ -310,6 +309,29 @@ def split_cells(joined: JoinedNotebook, new_source: str) -> str:
         end = stop
     out.append(joined.text[end:])
     return "".join(out)
+
+
+def _with_endings(body: list[str], original: str) -> str:
+    """`body`'s lines joined with the cell's own line endings: where the cell mixes `\n` and
+    `\r\n`, each line the fix left as it was keeps its own, and new lines take the cell's
+    most common one."""
+    crlf = original.count("\r\n")
+    eol = "\r\n" if crlf and crlf * 2 >= original.count("\n") else "\n"
+    tail = eol if original.endswith("\n") else ""
+    if not crlf or crlf == original.count("\n"):
+        return eol.join(body) + tail
+    import difflib
+
+    old_lines = original.splitlines(keepends=True)
+    endings = [eol] * len(body)
+    matcher = difflib.SequenceMatcher(None, [line.rstrip("\r\n") for line in old_lines], body, autojunk=False)
+    for block in matcher.get_matching_blocks():
+        for k in range(block.size):
+            line = old_lines[block.a + k]
+            endings[block.b + k] = line[len(line.rstrip("\r\n")):] or eol
+    if not tail and endings:
+        endings[-1] = ""
+    return "".join(line + end for line, end in zip(body, endings))
 
 
 # --- Locating values in the JSON text --------------------------------------------------------------
