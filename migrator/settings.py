@@ -112,10 +112,17 @@ def _read_toml(path: Path) -> dict[str, Any] | None:
 def find_config(start: Path | None = None) -> Path | None:
     """The nearest pyproject.toml that has a [tool.neuron-migrator] table, walking up from
     `start` (a file or folder; default: the working directory)."""
-    here = (start or Path.cwd()).resolve()
+    try:
+        here = (start or Path.cwd()).resolve()
+    except OSError:  # the working directory was removed
+        return None
     for folder in (here, *here.parents):
         candidate = folder / "pyproject.toml"
-        if candidate.is_file():
+        try:
+            found = candidate.is_file()
+        except OSError:  # a folder above that this user may not enter holds no settings for it
+            continue
+        if found:
             data = _read_toml(candidate)
             if data is not None and _table(data, candidate) is not None:
                 return candidate

@@ -641,3 +641,21 @@ def test_a_utf16_requirements_file_is_read_for_its_pin_as_the_scan_reads_it(tmp_
 
     (tmp_path / "requirements.txt").write_bytes("torch==2.3.1\nnumpy\n".encode("utf-16"))
     assert pinned_torch(tmp_path) == "2.3"
+
+
+def test_a_folder_above_that_cannot_be_entered_is_passed_over_in_the_settings_search(tmp_path, monkeypatch):
+    """Hostile helper, session 19: run below a folder this user may not enter, the search for
+    pyproject.toml raised PermissionError out of the CLI (a traceback)."""
+    from migrator import settings
+
+    project(tmp_path / "proj", 'torch-version = "2.13"\n')
+    locked = tmp_path / "proj" / "src"
+    real = Path.is_file
+
+    def is_file(path):
+        if path.parent == locked:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path)
+
+    monkeypatch.setattr(Path, "is_file", is_file)
+    assert settings.find_config(locked / "deeper") == tmp_path / "proj" / "pyproject.toml"
