@@ -448,6 +448,7 @@ def _render_all(module: cst.Module, findings: list[Finding], renderer: "_Rendere
     renderer.parents = parents
     out: dict[Any, Any] = {"parents": parents}
     conditional_torch: bool | None = None  # whether the module imports torch only under a condition
+    torch_taken = False  # whether it binds the name `torch` to something else (read with conditional_torch)
     for finding in findings:
         key = id(finding)  # `finding` may be replaced below by a copy with the title of what was written
         reason = allowed(finding, unsafe)
@@ -482,7 +483,8 @@ def _render_all(module: cst.Module, findings: list[Finding], renderer: "_Rendere
             needed = [n for n in needed if n != "torch"]  # `torch` is bound where the rewrite lands: it ran there
         elif ("torch" in needed or module_level) and conditional_torch is None:
             conditional_torch = _imports_torch_conditionally(module)
-        if ("torch" in needed or module_level) and _torch_name_taken(module):
+            torch_taken = _torch_name_taken(module)
+        if ("torch" in needed or module_level) and torch_taken:
             reasons[(finding.rule_id, finding.snippet)] = (
                 "the module binds the name `torch` to something else (`import numpy as torch`, `torch = ...`): an added "
                 "`import torch` would change what it means; rewrite it by hand")

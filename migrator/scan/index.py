@@ -326,9 +326,12 @@ def batched_map_functions(raw: bytes) -> frozenset[str]:
         if closing is None:
             closing = _closing_parens(raw)
         start = found.end()
-        # The call's arguments: up to its closing parenthesis, at most 4000 bytes on.
-        close = closing.get(start - 1, len(raw))
-        inside = raw[start:min(close, start + 3999, len(raw) - 1) if close - start >= 4000 or close == len(raw) else close]
+        # The call's arguments: up to its closing parenthesis, or 3999 bytes on (to the byte
+        # before the end) where it is not closed within 4000.
+        close = closing.get(start - 1)
+        if close is None or close - start >= 4000:
+            close = min(start + 3999, len(raw) - 1)
+        inside = raw[start:close]
         if b"batched" not in inside or not _BATCHED.search(inside):
             continue
         named = _PARTIAL.match(inside) or _FIRST.match(inside) or _FUNCTION_KEYWORD.search(inside)

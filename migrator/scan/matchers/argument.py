@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Any
 
 import libcst as cst
@@ -356,11 +357,11 @@ def _occurrences(code: str) -> dict[str, list[int]]:
     return out
 
 
-def _dict_changes(code: str, name: str, where: Any = None) -> tuple[list[int], list[tuple[int, frozenset[str], str | None]]]:
+def _dict_changes(code: str, name: str, where: Iterable[int]) -> tuple[list[int], list[tuple[int, frozenset[str], str | None]]]:
     """Where `code` passes `name` as `**` (the indentation of each such line) and changes it
     in place: (indentation, the keys changed, or the text an `update(...)`/`|=` gives, which
-    may name any key). Each occurrence of the name is read where it stands (a comment is not
-    read; a string is not told apart)."""
+    may name any key). Each occurrence of the name (`where`: its offsets, `_occurrences`) is
+    read where it stands (a comment is not read; a string is not told apart)."""
     passed: list[int] = []
     changed: list[tuple[int, frozenset[str], str | None]] = []
     every = frozenset({"*"})
@@ -369,8 +370,6 @@ def _dict_changes(code: str, name: str, where: Any = None) -> tuple[list[int], l
     # `#` and its first `**`.
     start = line_end = -1
     indent = hash_at = spread_at = 0
-    if where is None:
-        where = [m.start() for m in _NAME.finditer(code) if m.group() == name]
     for at in where:
         end = at + len(name)
         if at > line_end:
